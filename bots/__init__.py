@@ -1,0 +1,1 @@
+"""yard package."""

@@ -1,0 +1,88 @@
+"""Where can Mister X be? The exact possible-location set from public information only.
+
+The set is updated move by move:
+
+* Mister X's move with ticket *t* (each log slot of a double move separately): every
+  station one *t*-edge from a possible station (a secret ticket follows any edge, ferry
+  included where the ruleset has it), minus the detectives' stations. On a reveal slot the
+  set becomes the revealed station.
+* A detective's move that does not catch him removes the detective's new station.
+
+It never excludes Mister X's true position. Bots, replays and audits all use this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from game.board import Transport
+from game.moves import Move, Ticket
+
+if TYPE_CHECKING:
+    from game.rules import Ruleset
+    from game.state import State
+
+
+def initial_belief(rules: Ruleset, detective_stations: Iterable[int]) -> frozenset[int]:
+    """Before Mister X's first move: his start cards (or every cell), minus the detectives."""
+    board = rules.board
+    starts = board.stations if rules.random_starts else board.mrx_starts
+    return frozenset(starts) - frozenset(detective_stations)
+
+
+def step(rules: Ruleset, possible: frozenset[int], ticket: Ticket,
+         detective_stations: Iterable[int]) -> frozenset[int]:
+    """Possible stations after one hidden log entry with ``ticket``."""
+    adj = rules.board.adjacency
+    transports = tuple(Transport) if ticket == Ticket.SECRET else (Transport(int(ticket)),)
+    reached: set[int] = set()
+    for station in possible:
+        for transport in transports:
+            reached.update(adj[transport][station])
+    reached.difference_update(detective_stations)
+    return frozenset(reached)
+
+
+def after_mrx_move(rules: Ruleset, possible: frozenset[int], move: Move, log_length: int,
+                   detective_stations: tuple[int, ...]) -> frozenset[int]:
+    """Possible stations after Mister X plays ``move`` with ``log_length`` entries before it.
+
+    On a reveal slot the true destination is public, so it is taken from ``move`` itself.
+    """
+    legs: list[tuple[Ticket, int]] = [(move.ticket, move.to)]
+    if move.ticket2 is not None and move.to2 is not None:
+        legs.append((move.ticket2, move.to2))
+    for offset, (ticket, station) in enumerate(legs, start=1):
+        if log_length + offset in rules.reveal_moves:
+            possible = frozenset((station,))
+        else:
+            possible = step(rules, possible, ticket, detective_stations)
+    return possible
+
+
+def belief(state: State) -> frozenset[int]:
+    """The possible-location set of ``state`` (memoised along the state's parent chain)."""
+    chain: list[State] = []
+    node: State | None = state
+    while node is not None and node._belief is None:
+        chain.append(node)
+        node = node.parent
+    if node is None:
+        root = chain.pop()
+        root._belief = initial_belief(root.rules, root.detective_stations)
+        node = root
+    possible = node._belief
+    assert possible is not None
+    for child in reversed(chain):
+        parent = child.parent
+        assert parent is not None and child.last_move is not None
+        if parent.to_move == 0:
+            possible = after_mrx_move(child.rules, possible, child.last_move,
+                                      len(parent.log), child.detective_stations)
+        elif child.outcome is not None and child.outcome.termination.value == "caught":
+            possible = frozenset((child.last_move.to,))
+        else:
+            possible = possible - {child.last_move.to}
+        child._belief = possible
+    return possible

@@ -1,0 +1,200 @@
+"""Explicit positions as one line of text, like a chess FEN.
+
+Format (fields separated by spaces, any order)::
+
+    rules=classic turn=d2 mrx=45:4.3.3.2.5 det=13:10.8.4,26:9.8.4 log=taxi:44,bus:45
+
+* ``mrx``/``det``: station, then ``:`` and ticket counts taxi.bus.underground[.secret.double]
+  (omitted for a side that needs no tickets). ``det`` lists detectives in seat order.
+* ``log``: Mister X's travel log so far, ``ticket:station`` (his true stations), or ``-``.
+* ``possible`` (optional): the public possible-location set, ``1.2.3``. Without it the set is
+  rebuilt from the log: from the last reveal (or the start stations) along the tickets
+  shown, minus the detectives' current stations; a superset of the exact set.
+
+>>> from game import new_game
+>>> state = new_game("classic", seed=3)
+>>> from_text(to_text(state)).positions == state.positions
+True
+"""
+
+from __future__ import annotations
+
+from game.belief import initial_belief, step
+from game.errors import PositionError, RulesetError
+from game.moves import TICKET_NAMES, Ticket
+from game.outcome import MRX, parse_seat, seat_name
+from game.rules import Ruleset, load_ruleset
+from game.state import State
+
+
+def to_text(state: State) -> str:
+    """The position of ``state`` in the one-line text form."""
+    rules = state.rules
+    mrx_tickets = state.tickets[0] if rules.mrx_tickets is not None else None
+    det_tickets = rules.detective_tickets is not None
+    parts = [
+        f"rules={rules.name}",
+        f"turn={seat_name(state.to_move)}",
+        f"mrx={_piece(state.positions[0], mrx_tickets)}",
+        "det=" + ",".join(_piece(s, state.tickets[i] if det_tickets else None)
+                          for i, s in enumerate(state.positions[1:], start=1)),
+        "log=" + (",".join(f"{TICKET_NAMES[t]}:{s}" for t, s in state.log) or "-"),
+    ]
+    if state.parent is not None or state._belief is not None:
+        parts.append("possible=" + ".".join(map(str, sorted(state.possible_locations()))))
+    return " ".join(parts)
+
+
+def _piece(station: int, tickets: tuple[int, ...] | None) -> str:
+    if tickets is None:
+        return str(station)
+    return f"{station}:" + ".".join(map(str, tickets))
+
+
+def from_text(text: str, rules: Ruleset | None = None) -> State:
+    """Parse a position; raises :class:`PositionError` naming the bad field."""
+    fields = _fields(text)
+    try:
+        base = rules or load_ruleset(fields.pop("rules", "classic"))
+    except RulesetError as exc:
+        raise PositionError(f"position: {exc}") from None
+    fields.pop("rules", None)
+    mrx_station, mrx_tickets = _parse_piece(fields.pop("mrx", ""), "mrx")
+    dets = [_parse_piece(p, f"d{i}") for i, p in
+            enumerate(fields.pop("det", "").split(","), start=1) if p]
+    try:
+        rules_k = base.with_detectives(len(dets))
+    except RulesetError as exc:
+        raise PositionError(f"position: {exc}") from None
+    log = _parse_log(fields.pop("log", "-"))
+    turn = _parse_turn(fields.pop("turn", "mrx"), len(dets))
+    possible_text = fields.pop("possible", None)
+    if fields:
+        raise PositionError(f"position: unknown fields {sorted(fields)}")
+    positions = (mrx_station, *(s for s, _ in dets))
+    tickets = (_side_tickets(rules_k, MRX, mrx_tickets),
+               *(_side_tickets(rules_k, i, t) for i, (_, t) in enumerate(dets, start=1)))
+    _validate(rules_k, positions, tickets, log)
+    possible = (_parse_possible(possible_text, rules_k) if possible_text is not None
+                else _rebuilt_belief(rules_k, positions, log))
+    if mrx_station not in possible:
+        raise PositionError(f"position: possible set does not contain Mister X's station "
+                            f"{mrx_station}")
+    state = State._make(rules_k, positions, tickets, log, turn, belief=possible)
+    if not state.legal_moves():
+        state._advance(turn + 1 if turn else 1, after_mrx=turn == MRX)
+    return state
+
+
+def _fields(text: str) -> dict[str, str]:
+    if not isinstance(text, str) or len(text) > 10_000:
+        raise PositionError("position must be a string of at most 10000 characters")
+    out: dict[str, str] = {}
+    for token in text.split():
+        key, sep, value = token.partition("=")
+        if not sep or key in out:
+            raise PositionError(f"position: bad or repeated field {token!r}")
+        out[key] = value
+    return out
+
+
+def _parse_piece(text: str, who: str) -> tuple[int, tuple[int, ...] | None]:
+    station_text, sep, ticket_text = text.partition(":")
+    try:
+        station = int(station_text)
+        tickets = tuple(int(x) for x in ticket_text.split(".")) if sep else None
+    except ValueError:
+        raise PositionError(f"position: {who}={text!r} is not 'station[:taxi.bus.underground"
+                            "[.secret.double]]'") from None
+    if tickets is not None and (len(tickets) not in (3, 5) or min(tickets) < 0):
+        raise PositionError(f"position: {who} needs 3 or 5 non-negative ticket counts, "
+                            f"got {ticket_text!r}")
+    if tickets is not None and len(tickets) == 3:
+        tickets = (*tickets, 0, 0)
+    return station, tickets
+
+
+def _side_tickets(rules: Ruleset, seat: int, tickets: tuple[int, ...] | None) -> tuple[int, ...]:
+    uses = rules.mrx_tickets if seat == MRX else rules.detective_tickets
+    if uses is None:
+        if tickets is not None:
+            raise PositionError(f"position: {seat_name(seat)} holds tickets but ruleset "
+                                f"{rules.name} has none for that side")
+        return (0, 0, 0, 0, 0)
+    if tickets is None:
+        raise PositionError(f"position: {seat_name(seat)} needs ticket counts in ruleset "
+                            f"{rules.name}")
+    if seat != MRX and (tickets[Ticket.SECRET] or tickets[Ticket.DOUBLE]):
+        raise PositionError(f"position: detective {seat_name(seat)} cannot hold secret or "
+                            "double tickets")
+    return tickets
+
+
+def _parse_log(text: str) -> tuple[tuple[Ticket, int], ...]:
+    if text == "-":
+        return ()
+    entries = []
+    for item in text.split(","):
+        name, _, station = item.partition(":")
+        try:
+            ticket = Ticket[name.upper()]
+            entries.append((ticket, int(station)))
+        except (KeyError, ValueError):
+            raise PositionError(f"position: log entry {item!r} is not 'ticket:station'") \
+                from None
+        if ticket is Ticket.DOUBLE:
+            raise PositionError("position: the log holds the legs' tickets, not 'double'")
+    return tuple(entries)
+
+
+def _parse_turn(text: str, detectives: int) -> int:
+    try:
+        seat = parse_seat(text)
+    except ValueError as exc:
+        raise PositionError(f"position: turn: {exc}") from None
+    if seat > detectives:
+        raise PositionError(f"position: turn={text} but only {detectives} detectives")
+    return seat
+
+
+def _validate(rules: Ruleset, positions: tuple[int, ...], tickets: tuple[tuple[int, ...], ...],
+              log: tuple[tuple[Ticket, int], ...]) -> None:
+    n = rules.board.n_stations
+    for seat, station in enumerate(positions):
+        if not 1 <= station <= n:
+            raise PositionError(f"position: {seat_name(seat)} on unknown station {station} "
+                                f"(board {rules.board.name} has 1..{n})")
+    if len(set(positions)) != len(positions):
+        raise PositionError("position: two pieces on one station "
+                            f"({', '.join(f'{seat_name(i)}={s}' for i, s in enumerate(positions))})")
+    if len(log) > rules.max_moves:
+        raise PositionError(f"position: log has {len(log)} entries, more than "
+                            f"max_moves={rules.max_moves}")
+    for ticket, station in log:
+        if not 1 <= station <= n:
+            raise PositionError(f"position: log names unknown station {station}")
+    if log and log[-1][1] != positions[0]:
+        raise PositionError(f"position: the log's last station {log[-1][1]} is not Mister X's "
+                            f"station {positions[0]}")
+    if rules.mrx_tickets is not None and tickets[0][Ticket.DOUBLE] and not rules.double_moves:
+        raise PositionError(f"position: ruleset {rules.name} has no double moves")
+
+
+def _parse_possible(text: str, rules: Ruleset) -> frozenset[int]:
+    try:
+        stations = frozenset(int(x) for x in text.split(".") if x)
+    except ValueError:
+        raise PositionError(f"position: possible={text!r} is not 'station.station...'") \
+            from None
+    if not stations or not all(1 <= s <= rules.board.n_stations for s in stations):
+        raise PositionError("position: possible must list known stations")
+    return stations
+
+
+def _rebuilt_belief(rules: Ruleset, positions: tuple[int, ...],
+                    log: tuple[tuple[Ticket, int], ...]) -> frozenset[int]:
+    possible = initial_belief(rules, ())
+    for slot, (ticket, station) in enumerate(log, start=1):
+        possible = (frozenset((station,)) if slot in rules.reveal_moves
+                    else step(rules, possible, ticket, ()))
+    return possible - frozenset(positions[1:])

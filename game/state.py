@@ -1,0 +1,366 @@
+"""The game state: an immutable value; applying a move gives the next state.
+
+Turn order (all rulesets): Mister X moves first each round, then each detective in seat
+order. A detective with no legal move is skipped. The state always has ``to_move`` set to
+a seat that can move, or an :attr:`State.outcome`.
+
+>>> from game import new_game
+>>> state = new_game("classic", seed=1)
+>>> state.to_move, len(state.legal_moves()) > 0
+(0, True)
+>>> after = state.apply(next(iter(state.legal_moves())))
+>>> after.to_move
+1
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from functools import cache
+from typing import TYPE_CHECKING
+
+from game.board import Board, Transport
+from game.errors import GameOverError, IllegalMoveError, RulesetError
+from game.moves import Move, Ticket
+from game.outcome import MRX, Outcome, Termination, Winner, seat_name
+from game.rules import Ruleset, load_ruleset
+
+if TYPE_CHECKING:
+    from game.views import DetectiveView, MrXView
+
+SECRET = int(Ticket.SECRET)
+DOUBLE = int(Ticket.DOUBLE)
+NO_TICKETS = (0, 0, 0, 0, 0)
+
+LogEntry = tuple[Ticket, int]
+"""One entry of Mister X's travel log: the ticket shown and his true station."""
+
+
+class MoveTables:
+    """Per-board tables of prebuilt single moves, so move generation allocates nothing."""
+
+    def __init__(self, board: Board) -> None:
+        stations = range(board.n_stations + 1)
+        adj = board.adjacency
+        self.by_ticket: tuple[tuple[tuple[Move, ...], ...], ...] = tuple(
+            tuple(tuple(Move(Ticket(t), d) for d in adj[t][s]) for s in stations)
+            for t in (0, 1, 2))
+        self.secret: tuple[tuple[Move, ...], ...] = tuple(
+            tuple(Move(Ticket.SECRET, d) for d in sorted({d for t in Transport
+                                                          for d in adj[t][s]}))
+            for s in stations)
+        # Ticketless detectives: one move per destination, shown with the cheapest transport.
+        self.free_detective: tuple[tuple[Move, ...], ...] = tuple(
+            tuple(Move(Ticket(min(t for t in (0, 1, 2) if d in adj[t][s])), d)
+                  for d in sorted({d for t in (0, 1, 2) for d in adj[t][s]}))
+            for s in stations)
+
+
+@cache
+def move_tables(board: Board) -> MoveTables:
+    """The (cached) move tables of a board."""
+    return MoveTables(board)
+
+
+class State:
+    """A Scotland Yard position plus the public history that led to it.
+
+    Seats: 0 is Mister X, ``1..k`` are the detectives. ``tickets[seat]`` is indexed by
+    :class:`Ticket`. ``log`` is Mister X's travel log (ticket, true station) — the truth;
+    use :meth:`view` for what a seat may see.
+    """
+
+    __slots__ = ("_belief", "_legal", "last_move", "log", "outcome", "parent", "positions",
+                 "rules", "tables", "tickets", "to_move")
+
+    rules: Ruleset
+    tables: MoveTables
+    positions: tuple[int, ...]
+    tickets: tuple[tuple[int, ...], ...]
+    log: tuple[LogEntry, ...]
+    to_move: int
+    outcome: Outcome | None
+    parent: State | None
+    last_move: Move | None
+    _legal: list[Move] | None
+    _belief: frozenset[int] | None
+
+    @classmethod
+    def _make(cls, rules: Ruleset, positions: tuple[int, ...],
+              tickets: tuple[tuple[int, ...], ...], log: tuple[LogEntry, ...], to_move: int,
+              parent: State | None = None, last_move: Move | None = None,
+              belief: frozenset[int] | None = None) -> State:
+        state = object.__new__(cls)
+        state.rules = rules
+        state.tables = move_tables(rules.board)
+        state.positions = positions
+        state.tickets = tickets
+        state.log = log
+        state.to_move = to_move
+        state.outcome = None
+        state.parent = parent
+        state.last_move = last_move
+        state._legal = None
+        state._belief = belief
+        return state
+
+    # ----------------------------------------------------------------- basic queries
+
+    @property
+    def board(self) -> Board:
+        """The board being played on."""
+        return self.rules.board
+
+    @property
+    def n_detectives(self) -> int:
+        """Number of detectives in play."""
+        return len(self.positions) - 1
+
+    @property
+    def mrx_station(self) -> int:
+        """Mister X's true station (hidden information: never send it to a detective)."""
+        return self.positions[0]
+
+    @property
+    def detective_stations(self) -> tuple[int, ...]:
+        """Stations of detectives ``1..k`` in seat order."""
+        return self.positions[1:]
+
+    @property
+    def move_number(self) -> int:
+        """Number of entries in Mister X's travel log so far."""
+        return len(self.log)
+
+    @property
+    def is_over(self) -> bool:
+        """True once the game has an outcome."""
+        return self.outcome is not None
+
+    def is_reveal(self, log_slot: int) -> bool:
+        """True if Mister X surfaces after filling travel-log slot ``log_slot`` (1-based)."""
+        return log_slot in self.rules.reveal_moves
+
+    def last_reveal(self) -> tuple[int, int] | None:
+        """``(log slot, station)`` of the latest reveal so far, or ``None``."""
+        for slot in range(len(self.log), 0, -1):
+            if slot in self.rules.reveal_moves:
+                return slot, self.log[slot - 1][1]
+        return None
+
+    # ----------------------------------------------------------------- legal moves
+
+    def legal_moves(self) -> Sequence[Move]:
+        """Legal moves of the seat to move (empty once the game is over). Cached."""
+        if self._legal is None:
+            self._legal = [] if self.outcome else _moves_for(self, self.to_move)
+        return self._legal
+
+    def is_legal(self, move: Move) -> bool:
+        """True if ``move`` is legal for the seat to move."""
+        return move in self.legal_moves()
+
+    def moves_for(self, seat: int) -> list[Move]:
+        """Moves ``seat`` could make if it were its turn now (ignores whose turn it is)."""
+        return _moves_for(self, seat)
+
+    # ----------------------------------------------------------------- applying moves
+
+    def apply(self, move: Move) -> State:
+        """The state after ``move``; raises :class:`IllegalMoveError` if it is not legal."""
+        if self.outcome is not None:
+            raise GameOverError(f"move {move} applied after the game ended "
+                                f"({self.outcome.termination.value})")
+        if not isinstance(move, Move) or move not in self.legal_moves():
+            raise IllegalMoveError(self._illegal_reason(move))
+        return self.apply_unchecked(move)
+
+    def apply_unchecked(self, move: Move) -> State:
+        """Fast path for search: apply a move known to be legal, without validation."""
+        seat = self.to_move
+        positions = list(self.positions)
+        tickets = list(self.tickets)
+        rules = self.rules
+        log = self.log
+        if seat == MRX:
+            if move.to2 is None:
+                log = (*log, (move.ticket, move.to))
+                positions[0] = move.to
+            else:
+                log = (*log, (move.ticket, move.to), (move.ticket2, move.to2))  # type: ignore[assignment]
+                positions[0] = move.to2
+            if rules.mrx_tickets is not None:
+                own = list(tickets[0])
+                own[move.ticket] -= 1
+                if move.ticket2 is not None:
+                    own[move.ticket2] -= 1
+                    own[DOUBLE] -= 1
+                tickets[0] = tuple(own)
+        else:
+            positions[seat] = move.to
+            if rules.detective_tickets is not None:
+                own = list(tickets[seat])
+                own[move.ticket] -= 1
+                tickets[seat] = tuple(own)
+                if rules.tickets_to_mrx and rules.mrx_tickets is not None:
+                    mrx = list(tickets[0])
+                    mrx[move.ticket] += 1
+                    tickets[0] = tuple(mrx)
+        nxt = State._make(rules, tuple(positions), tuple(tickets), log, seat, self, move)
+        if seat != MRX and move.to == positions[0]:
+            nxt.outcome = Outcome(Winner.DETECTIVES, Termination.CAUGHT)
+            nxt._legal = []
+            return nxt
+        nxt._advance(seat + 1, after_mrx=seat == MRX)
+        return nxt
+
+    def _advance(self, first: int, after_mrx: bool) -> None:
+        """Set ``to_move`` to the next seat from ``first`` that can move, or end the game."""
+        any_moved = not after_mrx
+        for seat in range(first, len(self.positions)):
+            moves = _moves_for(self, seat)
+            if moves:
+                self.to_move = seat
+                self._legal = moves
+                return
+        if not any_moved:
+            # Rule: Mister X wins when no detective can move.
+            self._finish(Outcome(Winner.MRX, Termination.DETECTIVES_STUCK))
+            return
+        # The detectives' round is over.
+        if len(self.log) >= self.rules.max_moves:
+            self._finish(Outcome(Winner.MRX, Termination.SURVIVED))
+            return
+        self.to_move = MRX
+        moves = _moves_for(self, MRX)
+        if not moves:
+            # Judged when his turn comes: tickets just handed to him count.
+            self._finish(Outcome(Winner.DETECTIVES, Termination.CORNERED))
+            return
+        self._legal = moves
+
+    def _finish(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+        self._legal = []
+
+    def _illegal_reason(self, move: object) -> str:
+        where = f"{seat_name(self.to_move)} at station {self.positions[self.to_move]}"
+        if not isinstance(move, Move):
+            return f"{move!r} is not a Move ({where})"
+        if not 1 <= move.to <= self.board.n_stations:
+            return f"move {move}: station {move.to} is not on board {self.board.name} ({where})"
+        if move.is_double and self.to_move != MRX:
+            return f"move {move}: only Mister X may make a double move ({where})"
+        if self.to_move != MRX and move.ticket in (Ticket.SECRET, Ticket.DOUBLE):
+            return f"move {move}: detectives cannot use {move.ticket.name.lower()} tickets " \
+                   f"({where})"
+        return f"move {move} is not legal for {where} in move {len(self.log) + 1}"
+
+    # ----------------------------------------------------------------- history & views
+
+    def history(self) -> list[tuple[int, Move]]:
+        """``(seat, move)`` pairs from the root state to this one, oldest first."""
+        out: list[tuple[int, Move]] = []
+        node: State | None = self
+        while node is not None and node.parent is not None and node.last_move is not None:
+            out.append((node.parent.to_move, node.last_move))
+            node = node.parent
+        out.reverse()
+        return out
+
+    def possible_locations(self) -> frozenset[int]:
+        """Where Mister X may be, from public information only (see :mod:`game.belief`)."""
+        from game.belief import belief
+
+        return belief(self)
+
+    def view(self, seat: int | None) -> MrXView | DetectiveView:
+        """What ``seat`` may see: Mister X's view for seat 0, otherwise the detectives' view
+        (``None`` for a spectator)."""
+        from game.views import detective_view, mrx_view
+
+        return mrx_view(self) if seat == MRX else detective_view(self, seat)
+
+    def __repr__(self) -> str:
+        from game.position import to_text
+
+        return f"State({to_text(self)!r})"
+
+
+def _moves_for(state: State, seat: int) -> list[Move]:
+    rules = state.rules
+    tables = state.tables
+    positions = state.positions
+    here = positions[seat]
+    if seat == MRX:
+        blocked = positions[1:]
+        if rules.mrx_tickets is None:
+            return [m for t in (0, 1, 2) for m in tables.by_ticket[t][here] if m.to not in blocked]
+        return _mrx_ticket_moves(state, here, blocked)
+    others = positions[1:seat] + positions[seat + 1:]
+    if rules.detective_tickets is None:
+        return [m for m in tables.free_detective[here] if m.to not in others]
+    own = state.tickets[seat]
+    return [m for t in (0, 1, 2) if own[t] for m in tables.by_ticket[t][here]
+            if m.to not in others]
+
+
+def _mrx_ticket_moves(state: State, here: int, blocked: tuple[int, ...]) -> list[Move]:
+    tables = state.tables
+    own = state.tickets[0]
+    singles = [m for t in (0, 1, 2) if own[t] for m in tables.by_ticket[t][here]
+               if m.to not in blocked]
+    if own[SECRET]:
+        singles += [m for m in tables.secret[here] if m.to not in blocked]
+    rules = state.rules
+    if not (own[DOUBLE] and rules.double_moves and len(state.log) + 2 <= rules.max_moves):
+        return singles
+    moves = list(singles)
+    for first in singles:
+        left = list(own)
+        left[first.ticket] -= 1
+        for t in (0, 1, 2):
+            if left[t]:
+                moves += [Move(first.ticket, first.to, m.ticket, m.to)
+                          for m in tables.by_ticket[t][first.to] if m.to not in blocked]
+        if left[SECRET]:
+            moves += [Move(first.ticket, first.to, Ticket.SECRET, m.to)
+                      for m in tables.secret[first.to] if m.to not in blocked]
+    return moves
+
+
+def new_game(rules: Ruleset | str, seed: int | None = None,
+             detectives: int | None = None) -> State:
+    """A fresh game. Start stations are drawn with ``random.Random(seed)``.
+
+    Classic boards deal detectives from the detective start cards and Mister X from his
+    own; ``random_starts`` rulesets (grids) draw distinct cells for everyone.
+    """
+    if isinstance(rules, str):
+        rules = load_ruleset(rules)
+    if detectives is not None and detectives != rules.detectives:
+        rules = rules.with_detectives(detectives)
+    rng = random.Random(seed)
+    board = rules.board
+    k = rules.detectives
+    if rules.random_starts:
+        cells = rng.sample(range(1, board.n_stations + 1), k + 1)
+        mrx, dets = cells[0], cells[1:]
+    else:
+        dets = rng.sample(board.detective_starts, k)
+        choices = [s for s in board.mrx_starts if s not in dets]
+        if not choices:
+            raise RulesetError(f"ruleset {rules.name}: no free start station for Mister X")
+        mrx = rng.choice(choices)
+    tickets = (rules.initial_mrx_tickets(),) + (rules.initial_detective_tickets(),) * k
+    state = State._make(rules, (mrx, *dets), tickets, (), MRX)
+    if not state.legal_moves():
+        state._finish(Outcome(Winner.DETECTIVES, Termination.CORNERED))
+    return state
+
+
+def play_out(state: State, choose: random.Random) -> Iterator[State]:
+    """Yield successive states of a uniformly random continuation (for tests and demos)."""
+    while state.outcome is None:
+        state = state.apply_unchecked(choose.choice(state.legal_moves()))
+        yield state

@@ -1,0 +1,164 @@
+"""Per-seat views: what Mister X, a detective, or a spectator may see.
+
+A :class:`DetectiveView` has no field for Mister X's position; his travel log shows the
+tickets, and stations only on reveal slots. Servers serialise only views, never states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from game.moves import TICKET_NAMES, Ticket
+from game.outcome import MRX, Outcome, parse_seat, seat_name
+from game.rules import Ruleset, load_ruleset, ruleset_from_dict
+from game.state import State
+
+
+@dataclass(frozen=True)
+class LogEntryView:
+    """A travel-log entry as shown: the ticket, and the station only when revealed."""
+
+    ticket: Ticket
+    station: int | None
+
+
+@dataclass(frozen=True)
+class View:
+    """Public information shared by every view."""
+
+    rules: Ruleset
+    seat: int | None
+    to_move: int
+    detectives: tuple[int, ...]
+    tickets: tuple[tuple[int, ...], ...]
+    log: tuple[LogEntryView, ...]
+    possible: frozenset[int]
+    outcome: Outcome | None
+
+    @property
+    def move_number(self) -> int:
+        """Entries in Mister X's travel log so far."""
+        return len(self.log)
+
+    def last_reveal(self) -> tuple[int, int] | None:
+        """``(log slot, station)`` of the latest reveal, or ``None``."""
+        for slot in range(len(self.log), 0, -1):
+            station = self.log[slot - 1].station
+            if slot in self.rules.reveal_moves and station is not None:
+                return slot, station
+        return None
+
+    def rounds_to_reveal(self) -> int:
+        """Log entries until the next reveal slot (0 if none is left)."""
+        upcoming = [m for m in self.rules.reveal_moves if m > len(self.log)]
+        return min(upcoming) - len(self.log) if upcoming else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the protocol's ``view`` object)."""
+        reveal = self.last_reveal()
+        return {
+            "seat": None if self.seat is None else seat_name(self.seat),
+            "to_move": seat_name(self.to_move),
+            "move_number": len(self.log),
+            "detectives": list(self.detectives),
+            "tickets": {seat_name(i): _tickets_dict(self.rules, i, t)
+                        for i, t in enumerate(self.tickets)},
+            "log": [{"ticket": TICKET_NAMES[e.ticket], "station": e.station} for e in self.log],
+            "last_reveal": None if reveal is None else {"move": reveal[0], "station": reveal[1]},
+            "possible": sorted(self.possible),
+            "outcome": None if self.outcome is None else self.outcome.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class DetectiveView(View):
+    """The detectives' (or a spectator's) view. Mister X's station is not a field."""
+
+
+@dataclass(frozen=True)
+class MrXView(View):
+    """Mister X's view: everything, including his own station and full log."""
+
+    mrx: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form, with ``mrx`` added."""
+        return {**super().to_dict(), "mrx": self.mrx}
+
+
+def _tickets_dict(rules: Ruleset, seat: int, tickets: tuple[int, ...]) -> dict[str, int] | None:
+    uses = rules.mrx_tickets if seat == MRX else rules.detective_tickets
+    if uses is None:
+        return None
+    return {TICKET_NAMES[Ticket(i)]: n for i, n in enumerate(tickets)}
+
+
+def _public(state: State) -> dict[str, Any]:
+    return {"rules": state.rules, "to_move": state.to_move,
+            "detectives": state.detective_stations, "tickets": state.tickets,
+            "possible": state.possible_locations(), "outcome": state.outcome}
+
+
+def detective_view(state: State, seat: int | None = None) -> DetectiveView:
+    """The view of detective ``seat`` (or of all detectives / a spectator for ``None``).
+
+    Built from public data only: reveal slots come from the ruleset schedule.
+    """
+    reveals = state.rules.reveal_moves
+    log = tuple(LogEntryView(ticket, station if slot in reveals else None)
+                for slot, (ticket, station) in enumerate(state.log, start=1))
+    return DetectiveView(seat=seat, log=log, **_public(state))
+
+
+def mrx_view(state: State) -> MrXView:
+    """Mister X's view."""
+    log = tuple(LogEntryView(ticket, station) for ticket, station in state.log)
+    return MrXView(seat=MRX, log=log, mrx=state.mrx_station, **_public(state))
+
+
+def view_from_dict(data: dict[str, Any], rules: Ruleset) -> MrXView | DetectiveView:
+    """Rebuild a view from :meth:`View.to_dict` output (used by network clients)."""
+    seat = None if data["seat"] is None else parse_seat(data["seat"])
+    tickets = tuple(_tickets_tuple(data["tickets"][seat_name(i)])
+                    for i in range(len(data["detectives"]) + 1))
+    log = tuple(LogEntryView(Ticket[e["ticket"].upper()], e["station"]) for e in data["log"])
+    outcome = Outcome.from_dict(data["outcome"]) if data.get("outcome") else None
+    common: dict[str, Any] = {
+        "rules": rules, "seat": seat, "to_move": parse_seat(data["to_move"]),
+        "detectives": tuple(data["detectives"]), "tickets": tickets, "log": log,
+        "possible": frozenset(data["possible"]), "outcome": outcome}
+    if "mrx" in data:
+        return MrXView(mrx=int(data["mrx"]), **common)
+    return DetectiveView(**common)
+
+
+def _tickets_tuple(raw: dict[str, int] | None) -> tuple[int, ...]:
+    if raw is None:
+        return (0, 0, 0, 0, 0)
+    return tuple(raw.get(TICKET_NAMES[t], 0) for t in Ticket)
+
+
+def rules_from_definition(definition: dict[str, Any] | str) -> Ruleset:
+    """A ruleset from its name or from :meth:`Ruleset.definition` (sent in ``game_start``)."""
+    if isinstance(definition, str):
+        return load_ruleset(definition)
+    return ruleset_from_dict(dict(definition), "game_start.ruleset")
+
+
+def state_from_view(view: View, mrx_station: int | None = None) -> State:
+    """A state consistent with ``view`` in which Mister X stands on ``mrx_station``.
+
+    For a detective view this is a *determinization*: hidden log stations are unknown and
+    stored as 0; the possible-location set is carried over from the view. Search bots use it
+    to simulate from a sample of Mister X's location.
+    """
+    if isinstance(view, MrXView):
+        mrx_station = view.mrx
+    if mrx_station is None:
+        raise ValueError("a detective view needs an assumed mrx_station to build a state")
+    log = tuple((e.ticket, e.station if e.station is not None else 0) for e in view.log)
+    state = State._make(view.rules, (mrx_station, *view.detectives), view.tickets, log,
+                        view.to_move, belief=view.possible)
+    state.outcome = view.outcome
+    return state
