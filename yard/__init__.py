@@ -1,1 +1,1 @@
-"""yard package."""
+"""The ``yard`` command line: one click group whose subcommands live in their own modules."""

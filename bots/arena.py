@@ -1,0 +1,151 @@
+"""The in-process arena: play games between bot objects, no network involved.
+
+Used by ``yard play``, tests, training and quick evaluations. Each detective seat may have
+its own bot, or one bot may play them all.
+
+>>> from bots.registry import make_bot
+>>> result = play_game("grid5", make_bot("random"), [make_bot("random")], seed=1)
+>>> result.outcome.winner is not None
+True
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bots.base import Bot
+from game import MRX, Move, Outcome, Ruleset, State, Termination, Winner, load_ruleset, new_game
+
+
+@dataclass
+class GameResult:
+    """One finished game: its seed, start state, moves in order, final state and outcome."""
+
+    seed: int | None
+    start: State
+    final: State
+    moves: list[tuple[int, Move]] = field(default_factory=list)
+    outcome: Outcome = Outcome(None, Termination.ABORTED)
+
+    @property
+    def mrx_won(self) -> bool:
+        """True when Mister X won."""
+        return self.outcome.winner is Winner.MRX
+
+
+def seat_bots(mrx: Bot, detectives: Sequence[Bot], n_detectives: int) -> list[Bot]:
+    """Bots by seat: Mister X, then detectives cycling through ``detectives``."""
+    if not detectives:
+        raise ValueError("at least one detective bot is needed")
+    return [mrx, *(detectives[i % len(detectives)] for i in range(n_detectives))]
+
+
+def bot_seed(game_seed: int | None, seat: int) -> int | None:
+    """The seed a seat's bot gets for one game (stable across runs and platforms)."""
+    if game_seed is None:
+        return None
+    return (game_seed * 1_000_003 + seat * 7_919 + 17) % (2**63)
+
+
+def play_game(rules: Ruleset | str, mrx: Bot, detectives: Sequence[Bot],
+              seed: int | None = None, start: State | None = None) -> GameResult:
+    """Play one game to the end. An illegal move forfeits with ``illegal_move``."""
+    if isinstance(rules, str):
+        rules = load_ruleset(rules)
+    state = start or new_game(rules, seed)
+    bots = seat_bots(mrx, detectives, state.n_detectives)
+    _begin_all(bots, state.rules, seed)
+    result = GameResult(seed, state, state)
+    while state.outcome is None:
+        seat = state.to_move
+        legal = state.legal_moves()
+        move = bots[seat].choose(state.view(seat), legal)
+        if move not in legal:
+            result.final = state
+            result.outcome = Outcome.forfeit(seat, Termination.ILLEGAL_MOVE)
+            break
+        result.moves.append((seat, move))
+        state = state.apply_unchecked(move)
+    else:
+        result.final = state
+        result.outcome = state.outcome
+    for bot in {id(b): b for b in bots}.values():
+        bot.game_over(result.outcome)
+    return result
+
+
+def _begin_all(bots: list[Bot], rules: Ruleset, seed: int | None) -> None:
+    seats: dict[int, list[int]] = {}
+    for seat, bot in enumerate(bots):
+        seats.setdefault(id(bot), []).append(seat)
+    for bot_id, held in seats.items():
+        bots[held[0]].begin(rules, held, bot_seed(seed, held[0]))
+    del bot_id
+
+
+@dataclass
+class Summary:
+    """Aggregate results of many games."""
+
+    games: int
+    mrx_wins: int
+    detective_wins: int
+    mean_moves: float
+    seconds: float
+    terminations: dict[str, int]
+
+    @property
+    def games_per_s(self) -> float:
+        """Throughput."""
+        return self.games / self.seconds if self.seconds > 0 else math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``yard play --json`` object."""
+        lo, hi = wilson_interval(self.mrx_wins, self.games)
+        return {"games": self.games, "mrx_wins": self.mrx_wins,
+                "detective_wins": self.detective_wins, "mean_moves": self.mean_moves,
+                "games_per_s": self.games_per_s, "mrx_win_rate": self.mrx_wins / self.games
+                if self.games else 0.0, "mrx_win_rate_ci95": [lo, hi],
+                "terminations": self.terminations}
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (95% by default)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def play_many(rules: Ruleset | str, mrx: Bot, detectives: Sequence[Bot], games: int,
+              seed: int = 0, progress: Callable[[int, GameResult], None] | None = None
+              ) -> Summary:
+    """Play ``games`` games with seeds ``seed, seed+1, ...`` and summarise them."""
+    if isinstance(rules, str):
+        rules = load_ruleset(rules)
+    started = time.perf_counter()
+    mrx_wins = det_wins = total_moves = 0
+    reasons: dict[str, int] = {}
+    for i in range(games):
+        result = play_game(rules, mrx, detectives, seed + i)
+        mrx_wins += result.outcome.winner is Winner.MRX
+        det_wins += result.outcome.winner is Winner.DETECTIVES
+        total_moves += result.final.move_number
+        key = result.outcome.termination.value
+        reasons[key] = reasons.get(key, 0) + 1
+        if progress is not None:
+            progress(i + 1, result)
+    elapsed = time.perf_counter() - started
+    return Summary(games, mrx_wins, det_wins, total_moves / games if games else 0.0, elapsed,
+                   reasons)
+
+
+__all__ = ["MRX", "GameResult", "Summary", "bot_seed", "play_game", "play_many", "seat_bots",
+           "wilson_interval"]

@@ -1,0 +1,80 @@
+"""The ``yard`` command. Subcommands are imported lazily so ``yard rules`` never loads torch.
+
+Each entry of :data:`COMMANDS` maps a subcommand name to ``module:attribute`` of a click
+command or group. User mistakes (a :class:`game.YardError`) print one clear line and exit 2.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from game.errors import YardError
+
+COMMANDS: dict[str, str] = {
+    "rules": "yard.commands.rules:rules",
+    "play": "yard.commands.play:play",
+    "bench": "yard.commands.bench:bench",
+    "serve": "server.cli:serve",
+    "match": "server.cli:match",
+    "bot": "bots.cli:bot",
+    "bots": "bots.cli:list_bots",
+    "games": "db.cli:games",
+    "replay": "db.cli:replay",
+    "tournament": "server.tournament_cli:tournament",
+    "leaderboard": "ratings.cli:leaderboard",
+    "matrix": "ratings.cli:matrix",
+    "export": "ratings.cli:export",
+    "train": "yard.commands.train:train",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group that imports a subcommand's module only when it is used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name in COMMANDS if self._load(name) is not None)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return self._load(cmd_name)
+
+    def _load(self, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, _, attr = target.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and module_name.startswith(exc.name):
+                return None  # not built yet
+            raise
+        command: click.Command | None = getattr(module, attr, None)
+        return command
+
+
+@click.group(cls=LazyGroup)
+@click.version_option(package_name="yard")
+def cli() -> None:
+    """yard: Scotland Yard rules engine, match server and bot tournaments."""
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console-script entry point: turns :class:`YardError` into a one-line message."""
+    try:
+        return cli.main(args=argv, prog_name="yard", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except YardError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)
