@@ -32,7 +32,7 @@ BUILTIN_BOTS: dict[str, str] = {
     "run2": "bots.simple:Run2Bot",
     "greedy": "bots.greedy:GreedyBot",
     "alphabeta": "bots.alphabeta:AlphaBetaBot",
-    "mcts": "bots.mcts:MctsBot",
+    "mcts": "bots.mcts.bot:MctsBot",
     "dqn": "bots.dqn.bot:DqnBot",
 }
 

@@ -1,0 +1,1 @@
+"""Subcommands of ``yard`` that belong to no single package."""
