@@ -1,0 +1,109 @@
+"""Tournament schedules: role-swapped pairs, round robin or gauntlet. Pure functions.
+
+Scotland Yard is asymmetric, so games come in pairs: for bots A and B and pair number p,
+A hunts B and B hunts A from the same start positions (the same game seed).
+
+A *player* is a bot name, or a detective team written ``a+b`` whose bots take the detective
+seats in turn (``dqn+alphabeta`` with 4 detectives: dqn, alphabeta, dqn, alphabeta). A team
+plays Mister X with its first bot.
+
+>>> games = make_schedule(["random", "rush"], pairs=1, seed=7)
+>>> [(g.detectives, g.mrx) for g in games]
+[('random', 'rush'), ('rush', 'random')]
+>>> games[0].seed == games[1].seed
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+from enum import Enum
+from typing import Any
+
+from game.errors import YardError
+
+
+class ScheduleError(YardError):
+    """A tournament cannot be scheduled as asked."""
+
+
+class Format(Enum):
+    """How players are paired."""
+
+    ROUND_ROBIN = "round-robin"
+    GAUNTLET = "gauntlet"
+
+
+@dataclass(frozen=True)
+class ScheduledGame:
+    """One game of a schedule. ``pair_key`` groups the two role-swapped games of a pair."""
+
+    index: int
+    pair_index: int
+    pair_key: str
+    mrx: str
+    detectives: str
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def team_members(player: str) -> list[str]:
+    """Bots of a player spec: ``"dqn+alphabeta"`` -> ``["dqn", "alphabeta"]``."""
+    members = [m.strip() for m in player.split("+")]
+    if not all(members):
+        raise ScheduleError(f"player {player!r}: empty bot name in team")
+    return members
+
+
+def mrx_bot(player: str) -> str:
+    """The bot that plays Mister X for a player spec (a team's first bot)."""
+    return team_members(player)[0]
+
+
+def pair_seed(seed: int, a: str, b: str, number: int) -> int:
+    """A stable 63-bit seed for pair ``number`` of players ``a`` and ``b``."""
+    text = f"{seed}:{min(a, b)}:{max(a, b)}:{number}".encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:8], "big") >> 1
+
+
+def make_schedule(players: list[str], pairs: int, seed: int,
+                  fmt: Format = Format.ROUND_ROBIN, self_play: bool = False
+                  ) -> list[ScheduledGame]:
+    """Every game of a tournament, in play order (pairs interleaved across matchups)."""
+    if pairs < 1:
+        raise ScheduleError(f"--pairs must be at least 1, got {pairs}")
+    if len(set(players)) != len(players):
+        raise ScheduleError(f"a player is listed twice: {', '.join(players)}")
+    for player in players:
+        team_members(player)
+    matchups = _matchups(players, fmt)
+    if not matchups and not self_play:
+        raise ScheduleError("a tournament needs at least two players (or --self-play)")
+    games: list[ScheduledGame] = []
+    for number in range(pairs):
+        for a, b in matchups:
+            key = f"{a}|{b}|{number}"
+            game_seed = pair_seed(seed, a, b, number)
+            games.append(ScheduledGame(len(games), number, key, mrx=b, detectives=a,
+                                       seed=game_seed))
+            games.append(ScheduledGame(len(games), number, key, mrx=a, detectives=b,
+                                       seed=game_seed))
+        if self_play:
+            for player in players:
+                key = f"{player}|{player}|{number}"
+                games.append(ScheduledGame(len(games), number, key, mrx=player,
+                                           detectives=player,
+                                           seed=pair_seed(seed, player, player, number)))
+    return games
+
+
+def _matchups(players: list[str], fmt: Format) -> list[tuple[str, str]]:
+    if fmt is Format.GAUNTLET:
+        if len(players) < 2:
+            raise ScheduleError("a gauntlet needs its bot and at least one opponent")
+        return [(players[0], other) for other in players[1:]]
+    return [(a, b) for i, a in enumerate(players) for b in players[i + 1:]]
