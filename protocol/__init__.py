@@ -1,1 +1,44 @@
-"""yard package."""
+"""The yard wire protocol: typed messages, one JSON codec, error codes and JSON Schemas.
+
+See docs/protocol.md for the conversation; :mod:`protocol.messages` for the types.
+"""
+
+from protocol.codec import DEFAULT_MAX_SIZE, decode, encode, from_json, to_json
+from protocol.errors import ErrorCode, ProtocolError
+from protocol.messages import (
+    MESSAGE_TYPES,
+    PROTOCOL_VERSION,
+    BotInfo,
+    Bots,
+    Clock,
+    Error,
+    GameOver,
+    GameStart,
+    Hello,
+    ListBots,
+    MatchResult,
+    MatchStarted,
+    Message,
+    MoveMsg,
+    MoveOk,
+    OnTimeout,
+    Ping,
+    Policy,
+    Pong,
+    Role,
+    StartMatch,
+    TimeControl,
+    Update,
+    Watch,
+    Watching,
+    Welcome,
+    YourTurn,
+)
+
+__all__ = [
+    "DEFAULT_MAX_SIZE", "MESSAGE_TYPES", "PROTOCOL_VERSION", "BotInfo", "Bots", "Clock", "Error",
+    "ErrorCode", "GameOver", "GameStart", "Hello", "ListBots", "MatchResult", "MatchStarted",
+    "Message", "MoveMsg", "MoveOk", "OnTimeout", "Ping", "Policy", "Pong", "ProtocolError",
+    "Role", "StartMatch", "TimeControl", "Update", "Watch", "Watching", "Welcome", "YourTurn",
+    "decode", "encode", "from_json", "to_json",
+]

@@ -1,0 +1,178 @@
+"""The one JSON codec: :func:`encode` a message to text, :func:`decode` text to a message.
+
+:func:`decode` rejects oversized input, malformed JSON, unknown types, missing or extra
+fields and wrong field types with a :class:`~protocol.errors.ProtocolError` whose code says
+which, and whose message names the field.
+
+>>> decode('{"type": "ping"}')
+Ping(nonce=None)
+>>> decode('{"type": "ping", "extra": 1}')
+Traceback (most recent call last):
+...
+protocol.errors.ProtocolError: ping: unexpected field 'extra'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from enum import Enum
+from functools import cache
+from typing import Any
+
+from protocol.errors import ErrorCode, ProtocolError
+from protocol.messages import MESSAGE_TYPES, Message
+
+DEFAULT_MAX_SIZE = 64 * 1024
+"""Largest frame (in characters) :func:`decode` accepts unless told otherwise."""
+
+
+def encode(msg: Message) -> str:
+    """The compact JSON text of ``msg`` (``type`` first)."""
+    return json.dumps(to_json(msg), separators=(",", ":"))
+
+
+def to_json(msg: Message) -> dict[str, Any]:
+    """``msg`` as a JSON-ready dict with its ``type``."""
+    body = _dump(msg)
+    assert isinstance(body, dict)
+    return {"type": msg.TYPE, **body}
+
+
+def decode(text: str | bytes, max_size: int = DEFAULT_MAX_SIZE) -> Message:
+    """Parse and validate one frame."""
+    if len(text) > max_size:
+        raise ProtocolError(ErrorCode.TOO_LARGE,
+                            f"frame of {len(text)} bytes exceeds the limit of {max_size}")
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(ErrorCode.BAD_JSON, f"frame is not valid JSON: {exc}") from None
+    return from_json(data)
+
+
+def from_json(data: Any) -> Message:
+    """Validate a parsed JSON value as a message."""
+    if not isinstance(data, dict):
+        raise ProtocolError(ErrorCode.WRONG_TYPE, "a message must be a JSON object")
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolError(ErrorCode.MISSING_FIELD, "message has no string 'type' field")
+    cls = MESSAGE_TYPES.get(kind)
+    if cls is None:
+        raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind[:40]!r}")
+    body = {k: v for k, v in data.items() if k != "type"}
+    message: Message = _load_object(cls, body, kind)
+    return message
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+@cache
+def field_types(cls: type) -> dict[str, Any]:
+    """Dataclass field name -> resolved type (ClassVars excluded)."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+@cache
+def required_fields(cls: type) -> frozenset[str]:
+    """Fields without a default."""
+    missing = dataclasses.MISSING
+    return frozenset(f.name for f in dataclasses.fields(cls)
+                     if f.default is missing and f.default_factory is missing)
+
+
+def _load_object(cls: type, data: dict[str, Any], where: str) -> Any:
+    types_ = field_types(cls)
+    extra = sorted(set(data) - set(types_))
+    if extra:
+        raise ProtocolError(ErrorCode.EXTRA_FIELD, f"{where}: unexpected field {extra[0]!r:.60}")
+    missing = sorted(required_fields(cls) - set(data))
+    if missing:
+        raise ProtocolError(ErrorCode.MISSING_FIELD, f"{where}: missing field {missing[0]!r}")
+    values = {name: _load(data[name], types_[name], f"{where}.{name}")
+              for name in types_ if name in data}
+    return cls(**values)
+
+
+def _load(value: Any, tp: Any, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return value
+    if origin in (types.UnionType, typing.Union):
+        return _load_union(value, typing.get_args(tp), where)
+    if origin is list:
+        items = _expect(value, list, where)
+        (item_tp,) = typing.get_args(tp)
+        return [_load(v, item_tp, f"{where}[{i}]") for i, v in enumerate(items)]
+    if origin is dict:
+        obj = _expect(value, dict, where)
+        _, value_tp = typing.get_args(tp)
+        return {k: _load(v, value_tp, f"{where}.{k}") for k, v in obj.items()}
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return _load_enum(value, tp, where)
+    if dataclasses.is_dataclass(tp):
+        return _load_object(tp, _expect(value, dict, where), where)
+    return _load_scalar(value, tp, where)
+
+
+def _load_union(value: Any, options: tuple[Any, ...], where: str) -> Any:
+    if value is None:
+        if type(None) in options:
+            return None
+        raise ProtocolError(ErrorCode.WRONG_TYPE, f"{where}: must not be null")
+    last: ProtocolError | None = None
+    for option in options:
+        if option is type(None):
+            continue
+        try:
+            return _load(value, option, where)
+        except ProtocolError as exc:
+            last = exc
+    assert last is not None
+    raise last
+
+
+def _load_enum(value: Any, tp: type[Enum], where: str) -> Enum:
+    try:
+        return tp(_expect(value, str, where))
+    except ValueError:
+        allowed = ", ".join(str(m.value) for m in tp)
+        raise ProtocolError(ErrorCode.BAD_VALUE,
+                            f"{where}: {value!r:.40} is not one of {allowed}") from None
+
+
+def _load_scalar(value: Any, tp: type, where: str) -> Any:
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return _expect(value, tp, where)
+
+
+_JSON_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "a boolean",
+               list: "an array", dict: "an object"}
+
+
+def _expect(value: Any, tp: type, where: str) -> Any:
+    ok = isinstance(value, tp) and not (tp in (int, float) and isinstance(value, bool))
+    if not ok:
+        raise ProtocolError(ErrorCode.WRONG_TYPE,
+                            f"{where}: expected {_JSON_NAMES.get(tp, tp.__name__)}, "
+                            f"got {type(value).__name__}")
+    return value
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _dump(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, list):
+        return [_dump(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _dump(v) for k, v in value.items()}
+    return value

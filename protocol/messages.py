@@ -1,0 +1,295 @@
+"""The protocol's message types: one frozen dataclass per ``type``.
+
+Field types are the contract: the codec (:mod:`protocol.codec`) checks them on the way in
+and the JSON Schemas in ``protocol/schema`` are generated from them. ``view`` fields carry
+``game.View.to_dict()`` output, built by the engine's view function, never from raw state.
+
+>>> from protocol.codec import decode, encode
+>>> msg = decode('{"type": "move", "game": "g1", "turn": 3, "move": "taxi:45"}')
+>>> msg
+MoveMsg(game='g1', turn=3, move='taxi:45', seat=None)
+>>> encode(msg)
+'{"type":"move","game":"g1","turn":3,"move":"taxi:45","seat":null}'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar
+
+from game.outcome import Termination, Winner
+from protocol.errors import ErrorCode
+
+PROTOCOL_VERSION = 1
+"""Bumped on any incompatible change; ``hello`` must quote it."""
+
+
+class Role(Enum):
+    """What a connection is for: playing seats, starting matches, or watching."""
+
+    BOT = "bot"
+    ADMIN = "admin"
+    SPECTATOR = "spectator"
+
+
+class OnTimeout(Enum):
+    """What happens when a seat's clock runs out."""
+
+    FORFEIT = "forfeit"
+    RANDOM = "random"
+
+
+@dataclass(frozen=True)
+class Message:
+    """Base of every message; ``TYPE`` is the wire ``type`` field."""
+
+    TYPE: ClassVar[str] = ""
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Per-move limit plus an optional bank, in seconds, measured by the server."""
+
+    move_s: float = 10.0
+    bank_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Fault policy of one game."""
+
+    on_timeout: OnTimeout = OnTimeout.FORFEIT
+    max_illegal: int = 3
+
+
+@dataclass(frozen=True)
+class Clock:
+    """Time left when a turn starts: for this move, and in the bank after it."""
+
+    move_s: float
+    bank_s: float
+
+
+@dataclass(frozen=True)
+class BotInfo:
+    """A connected bot name with its version and number of live sessions."""
+
+    name: str
+    version: str
+    sessions: int
+
+
+# ---------------------------------------------------------------- client -> server
+
+
+@dataclass(frozen=True)
+class Hello(Message):
+    """First message of every connection. ``resume`` reclaims a dropped session."""
+
+    TYPE: ClassVar[str] = "hello"
+    protocol: int
+    name: str
+    version: str = ""
+    token: str | None = None
+    resume: str | None = None
+    role: Role = Role.BOT
+
+
+@dataclass(frozen=True)
+class MoveMsg(Message):
+    """A move for turn ``turn`` of ``game``; ``seat`` is optional (the turn knows it)."""
+
+    TYPE: ClassVar[str] = "move"
+    game: str
+    turn: int
+    move: str
+    seat: str | None = None
+
+
+@dataclass(frozen=True)
+class Watch(Message):
+    """Spectate ``game``: detective-perspective updates live, the truth at the end."""
+
+    TYPE: ClassVar[str] = "watch"
+    game: str
+
+
+@dataclass(frozen=True)
+class ListBots(Message):
+    """Admin: ask for the connected bots."""
+
+    TYPE: ClassVar[str] = "list_bots"
+
+
+@dataclass(frozen=True)
+class StartMatch(Message):
+    """Admin: start a game between connected bots (detective names cycle over seats)."""
+
+    TYPE: ClassVar[str] = "start_match"
+    rules: str | dict[str, Any]
+    mrx: str
+    detectives: list[str]
+    seed: int | None = None
+    n_detectives: int | None = None
+    time_control: TimeControl | None = None
+    policy: Policy | None = None
+    tag: str | None = None
+    tournament_id: str | None = None
+    schedule_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Ping(Message):
+    """Keep-alive; answered by ``pong`` with the same nonce. Either side may send it."""
+
+    TYPE: ClassVar[str] = "ping"
+    nonce: int | None = None
+
+
+@dataclass(frozen=True)
+class Pong(Message):
+    """Answer to ``ping``."""
+
+    TYPE: ClassVar[str] = "pong"
+    nonce: int | None = None
+
+
+# ---------------------------------------------------------------- server -> client
+
+
+@dataclass(frozen=True)
+class Welcome(Message):
+    """Reply to ``hello``: the session id, its resume token, and games resumed."""
+
+    TYPE: ClassVar[str] = "welcome"
+    session: str
+    resume_token: str
+    server: str
+    protocol: int
+    resumed: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class GameStart(Message):
+    """A game begins (or is resumed) for the seats this connection holds on one side."""
+
+    TYPE: ClassVar[str] = "game_start"
+    game: str
+    rules: dict[str, Any]
+    seats: list[str]
+    players: dict[str, str]
+    time_control: TimeControl
+    view: dict[str, Any]
+    seed: int
+
+
+@dataclass(frozen=True)
+class YourTurn(Message):
+    """It is ``seat``'s turn: the seat's full view, its legal moves and its clock."""
+
+    TYPE: ClassVar[str] = "your_turn"
+    game: str
+    turn: int
+    seat: str
+    view: dict[str, Any]
+    legal: list[str]
+    clock: Clock
+
+
+@dataclass(frozen=True)
+class MoveOk(Message):
+    """The move for ``turn`` was accepted."""
+
+    TYPE: ClassVar[str] = "move_ok"
+    game: str
+    turn: int
+    seat: str
+    move: str
+
+
+@dataclass(frozen=True)
+class Error(Message):
+    """Something was wrong; ``ref`` names what it refers to (game id or message type)."""
+
+    TYPE: ClassVar[str] = "error"
+    code: ErrorCode
+    message: str
+    ref: str | None = None
+
+
+@dataclass(frozen=True)
+class Update(Message):
+    """A public event: ``seat`` moved. Mister X's move shows tickets only (and the
+    station on reveal moves), exactly as in the detectives' view."""
+
+    TYPE: ClassVar[str] = "update"
+    game: str
+    turn: int
+    seat: str
+    move: str
+    to_move: str | None
+
+
+@dataclass(frozen=True)
+class GameOver(Message):
+    """The game ended; ``mrx_path`` reveals Mister X's every station from the start."""
+
+    TYPE: ClassVar[str] = "game_over"
+    game: str
+    winner: Winner | None
+    termination: Termination
+    seat: str | None
+    moves: int
+    mrx_path: list[int]
+
+
+@dataclass(frozen=True)
+class Watching(Message):
+    """Reply to ``watch``: the game's players and its detective-perspective view now."""
+
+    TYPE: ClassVar[str] = "watching"
+    game: str
+    rules: dict[str, Any]
+    players: dict[str, str]
+    view: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Bots(Message):
+    """Reply to ``list_bots``."""
+
+    TYPE: ClassVar[str] = "bots"
+    bots: list[BotInfo]
+
+
+@dataclass(frozen=True)
+class MatchStarted(Message):
+    """Reply to ``start_match``: the new game's id."""
+
+    TYPE: ClassVar[str] = "match_started"
+    game: str
+    tag: str | None = None
+
+
+@dataclass(frozen=True)
+class MatchResult(Message):
+    """Pushed to the admin connection that started a game, after its record is stored."""
+
+    TYPE: ClassVar[str] = "match_result"
+    game: str
+    winner: Winner | None
+    termination: Termination
+    seat: str | None
+    moves: int
+    tag: str | None = None
+    tournament_id: str | None = None
+    schedule_id: int | None = None
+
+
+MESSAGE_TYPES: dict[str, type[Message]] = {
+    cls.TYPE: cls for cls in (
+        Hello, MoveMsg, Watch, ListBots, StartMatch, Ping, Pong, Welcome, GameStart, YourTurn,
+        MoveOk, Error, Update, GameOver, Watching, Bots, MatchStarted, MatchResult)
+}
+"""Every message class by its wire ``type``."""
