@@ -1,0 +1,387 @@
+"""The compiled playout kernel: Scotland Yard rules on a compact integer state (numba).
+
+This is the compiled twin of :mod:`game.state` for search. It must agree with the engine
+move for move (``tests/test_kernel.py`` plays thousands of random games through both).
+
+Compact state: one flat ``int32`` array (see the ``ST_*`` offsets): seat to move, log
+length, outcome code, catching seat, number of detectives, then the stations of seats
+``0..k``, then ``5`` ticket counts per seat. A move is four ints ``(ticket, to, ticket2,
+to2)`` with ``ticket2 = -1`` for a single move.
+
+Board and ruleset data travel in a :class:`Tables` tuple of padded arrays built once per
+ruleset by :func:`tables_for`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit
+
+from game.board import Transport
+from game.rules import Ruleset
+
+ST_TO_MOVE, ST_LOG, ST_OUT, ST_CATCHER, ST_K, ST_POS = 0, 1, 2, 3, 4, 5
+
+OUT_NONE, OUT_CAUGHT, OUT_SURVIVED, OUT_CORNERED, OUT_STUCK = 0, 1, 2, 3, 4
+SECRET, DOUBLE = 3, 4
+
+# Rule parameters (``Tables.rp``).
+RP_MRX_TK, RP_DET_TK, RP_TO_MRX, RP_DOUBLE, RP_MAX, RP_FIRST_REVEAL = 0, 1, 2, 3, 4, 5
+
+
+class Tables(NamedTuple):
+    """Padded board tables plus rule parameters for one ruleset."""
+
+    adj: Any  # int32[3, n+1, D]: land neighbours by ticket 0..2
+    deg: Any  # int32[3, n+1]
+    sec: Any  # int32[n+1, S]: every neighbour (ferry included): secret-ticket moves
+    sec_deg: Any  # int32[n+1]
+    free: Any  # int32[n+1, F]: ticketless detectives: land neighbours
+    free_t: Any  # int32[n+1, F]: ...shown with the cheapest ticket
+    free_deg: Any  # int32[n+1]
+    taxi_only: Any  # bool[n+1]: no bus or underground edge here
+    dist: Any  # int16[n+1, n+1]: land shortest paths
+    rp: Any  # int32[6]: RP_* rule parameters
+    reveal: Any  # bool[max_moves + 3]: reveal[slot]
+
+
+def _padded(rows: list[list[int]]) -> tuple[Any, Any]:
+    width = max(1, max(len(r) for r in rows))
+    table = np.zeros((len(rows), width), dtype=np.int32)
+    deg = np.zeros(len(rows), dtype=np.int32)
+    for i, row in enumerate(rows):
+        table[i, :len(row)] = row
+        deg[i] = len(row)
+    return table, deg
+
+
+@cache
+def tables_for(rules: Ruleset) -> Tables:
+    """The compact tables of ``rules`` (cached per ruleset object)."""
+    board = rules.board
+    adj = board.adjacency
+    stations = range(board.n_stations + 1)
+    land = [[list(adj[t][s]) for s in stations] for t in (0, 1, 2)]
+    width = max(1, max(len(r) for rows in land for r in rows))
+    adj_arr = np.zeros((3, len(stations), width), dtype=np.int32)
+    deg = np.zeros((3, len(stations)), dtype=np.int32)
+    for t in range(3):
+        for s in stations:
+            adj_arr[t, s, :len(land[t][s])] = land[t][s]
+            deg[t, s] = len(land[t][s])
+    sec, sec_deg = _padded([sorted({d for t in Transport for d in adj[t][s]}) for s in stations])
+    free_rows = [sorted({d for t in (0, 1, 2) for d in adj[t][s]}) for s in stations]
+    free, free_deg = _padded(free_rows)
+    free_t, _ = _padded([[min(t for t in (0, 1, 2) if d in adj[t][s]) for d in row]
+                         for s, row in zip(stations, free_rows, strict=True)])
+    taxi_only = np.array([not adj[1][s] and not adj[2][s] for s in stations], dtype=np.bool_)
+    rp = np.array([rules.mrx_tickets is not None, rules.detective_tickets is not None,
+                   rules.tickets_to_mrx, rules.double_moves, rules.max_moves,
+                   min(rules.reveal_moves)], dtype=np.int32)
+    reveal = np.zeros(rules.max_moves + 3, dtype=np.bool_)
+    for slot in rules.reveal_moves:
+        reveal[slot] = True
+    return Tables(adj_arr, deg, sec, sec_deg, free, free_t, free_deg, taxi_only,
+                  np.ascontiguousarray(board.distances()), rp, reveal)
+
+
+def max_moves_bound(tables: Tables) -> int:
+    """An upper bound on the number of legal moves in any position (buffer size)."""
+    singles = int(tables.deg.sum(axis=0).max() + tables.sec_deg.max())
+    return singles + singles * singles + 16
+
+
+def state_size(k: int) -> int:
+    """Length of the compact state array with ``k`` detectives."""
+    return ST_POS + (k + 1) * 6
+
+
+# --------------------------------------------------------------------------- state access
+
+
+@njit(cache=True, inline="always")
+def tk_index(st: Any, seat: int, ticket: int) -> int:
+    """Index of a ticket count in the compact state."""
+    return ST_POS + st[ST_K] + 1 + seat * 5 + ticket
+
+
+@njit(cache=True)
+def _blocked(st: Any, station: int, skip: int) -> bool:
+    """True if a detective other than seat ``skip`` stands on ``station``."""
+    for seat in range(1, st[ST_K] + 1):
+        if seat != skip and st[ST_POS + seat] == station:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _add(out: Any, n: int, t1: int, d1: int, t2: int, d2: int) -> int:
+    out[n, 0] = t1
+    out[n, 1] = d1
+    out[n, 2] = t2
+    out[n, 3] = d2
+    return n + 1
+
+
+# --------------------------------------------------------------------------- move generation
+
+
+@njit(cache=True)
+def _mrx_singles(tb: Tables, st: Any, out: Any, n: int, here: int, first: int,
+                 t_first: int) -> int:
+    """Append single moves from ``here`` (as second legs after ``t_first``/``first`` if
+    ``first > 0``). Ticket counts are those left after the first leg."""
+    has_tk = tb.rp[RP_MRX_TK] == 1
+    for t in range(3):
+        if has_tk:
+            left = st[tk_index(st, 0, t)] - (1 if first > 0 and t == t_first else 0)
+            if left <= 0:
+                continue
+        for j in range(tb.deg[t, here]):
+            d = tb.adj[t, here, j]
+            if not _blocked(st, d, 0):
+                n = _add(out, n, t_first, first, t, d) if first > 0 else _add(out, n, t, d, -1, 0)
+    if has_tk:
+        left = st[tk_index(st, 0, SECRET)] - (1 if first > 0 and t_first == SECRET else 0)
+        if left > 0:
+            for j in range(tb.sec_deg[here]):
+                d = tb.sec[here, j]
+                if not _blocked(st, d, 0):
+                    if first > 0:
+                        n = _add(out, n, t_first, first, SECRET, d)
+                    else:
+                        n = _add(out, n, SECRET, d, -1, 0)
+    return n
+
+
+@njit(cache=True)
+def _threatened(tb: Tables, st: Any) -> bool:
+    """True if some detective could reach Mister X's station next turn."""
+    here = st[ST_POS]
+    for seat in range(1, st[ST_K] + 1):
+        if tb.dist[st[ST_POS + seat], here] <= 1:
+            return True
+    return False
+
+
+@njit(cache=True)
+def mrx_moves(tb: Tables, st: Any, out: Any, doubles: bool) -> int:
+    """Mister X's legal moves in engine order (``doubles=False`` leaves out double moves)."""
+    here = st[ST_POS]
+    n = _mrx_singles(tb, st, out, 0, here, 0, 0)
+    if not doubles or tb.rp[RP_MRX_TK] == 0 or tb.rp[RP_DOUBLE] == 0:
+        return n
+    if st[tk_index(st, 0, DOUBLE)] <= 0 or st[ST_LOG] + 2 > tb.rp[RP_MAX]:
+        return n
+    singles = n
+    for i in range(singles):
+        n = _mrx_singles(tb, st, out, n, out[i, 1], out[i, 1], out[i, 0])
+    return n
+
+
+@njit(cache=True)
+def detective_moves(tb: Tables, st: Any, seat: int, out: Any) -> int:
+    """Detective ``seat``'s legal moves in engine order."""
+    here = st[ST_POS + seat]
+    n = 0
+    if tb.rp[RP_DET_TK] == 0:
+        for j in range(tb.free_deg[here]):
+            d = tb.free[here, j]
+            if not _blocked(st, d, seat):
+                n = _add(out, n, tb.free_t[here, j], d, -1, 0)
+        return n
+    for t in range(3):
+        if st[tk_index(st, seat, t)] <= 0:
+            continue
+        for j in range(tb.deg[t, here]):
+            d = tb.adj[t, here, j]
+            if not _blocked(st, d, seat):
+                n = _add(out, n, t, d, -1, 0)
+    return n
+
+
+@njit(cache=True)
+def legal_moves(tb: Tables, st: Any, out: Any) -> int:
+    """All legal moves of the seat to move, in the engine's order; 0 once the game is over."""
+    if st[ST_OUT] != OUT_NONE:
+        return 0
+    seat = st[ST_TO_MOVE]
+    if seat == 0:
+        return mrx_moves(tb, st, out, True)
+    return detective_moves(tb, st, seat, out)
+
+
+@njit(cache=True)
+def _has_moves(tb: Tables, st: Any, seat: int, scratch: Any) -> bool:
+    if seat == 0:
+        return mrx_moves(tb, st, scratch, False) > 0
+    return detective_moves(tb, st, seat, scratch) > 0
+
+
+# --------------------------------------------------------------------------- move filtering
+
+
+@njit(cache=True)
+def _secret_ok(tb: Tables, slot: int, a: int, b: int) -> bool:
+    """Filter: no secret ticket before the first reveal, on a reveal, or from a taxi-only
+    station unless the move takes the ferry (``b`` not reachable over land)."""
+    if slot <= tb.rp[RP_FIRST_REVEAL] or tb.reveal[slot]:
+        return False
+    return not (tb.taxi_only[a] and tb.dist[a, b] == 1)
+
+
+@njit(cache=True)
+def filtered_mrx_moves(tb: Tables, st: Any, out: Any) -> int:
+    """Mister X's moves after move filtering (falls back to all moves if none survive).
+
+    Double moves are generated only when a detective could reach him next turn.
+    """
+    n = mrx_moves(tb, st, out, _threatened(tb, st))
+    here = st[ST_POS]
+    slot = st[ST_LOG] + 1
+    kept = 0
+    for i in range(n):
+        ok = out[i, 0] != SECRET or _secret_ok(tb, slot, here, out[i, 1])
+        if ok and out[i, 2] == SECRET:
+            ok = _secret_ok(tb, slot + 1, out[i, 1], out[i, 3])
+        if ok:
+            if kept != i:
+                out[kept, :] = out[i, :]
+            kept += 1
+    if kept > 0:
+        return kept
+    return mrx_moves(tb, st, out, True)
+
+
+@njit(cache=True)
+def search_moves(tb: Tables, st: Any, out: Any, filtering: bool) -> int:
+    """Moves a search considers: legal moves, filtered for Mister X if ``filtering``."""
+    if st[ST_OUT] != OUT_NONE:
+        return 0
+    if filtering and st[ST_TO_MOVE] == 0:
+        return filtered_mrx_moves(tb, st, out)
+    return legal_moves(tb, st, out)
+
+
+# --------------------------------------------------------------------------- applying moves
+
+
+@njit(cache=True)
+def apply_move(tb: Tables, st: Any, t1: int, d1: int, t2: int, d2: int, scratch: Any) -> None:
+    """Apply a legal move in place, then pass the turn as :meth:`game.State.apply` does."""
+    seat = st[ST_TO_MOVE]
+    if seat == 0:
+        st[ST_LOG] += 1 if t2 < 0 else 2
+        st[ST_POS] = d1 if t2 < 0 else d2
+        if tb.rp[RP_MRX_TK] == 1:
+            st[tk_index(st, 0, t1)] -= 1
+            if t2 >= 0:
+                st[tk_index(st, 0, t2)] -= 1
+                st[tk_index(st, 0, DOUBLE)] -= 1
+    else:
+        st[ST_POS + seat] = d1
+        if tb.rp[RP_DET_TK] == 1:
+            st[tk_index(st, seat, t1)] -= 1
+            if tb.rp[RP_TO_MRX] == 1 and tb.rp[RP_MRX_TK] == 1:
+                st[tk_index(st, 0, t1)] += 1
+        if d1 == st[ST_POS]:
+            st[ST_OUT] = OUT_CAUGHT
+            st[ST_CATCHER] = seat
+            return
+    _advance(tb, st, seat + 1, seat == 0, scratch)
+
+
+@njit(cache=True)
+def _advance(tb: Tables, st: Any, first: int, after_mrx: bool, scratch: Any) -> None:
+    for seat in range(first, st[ST_K] + 1):
+        if _has_moves(tb, st, seat, scratch):
+            st[ST_TO_MOVE] = seat
+            return
+    if after_mrx:
+        st[ST_OUT] = OUT_STUCK  # Mister X wins when no detective can move.
+        return
+    if st[ST_LOG] >= tb.rp[RP_MAX]:
+        st[ST_OUT] = OUT_SURVIVED
+        return
+    st[ST_TO_MOVE] = 0
+    if not _has_moves(tb, st, 0, scratch):
+        st[ST_OUT] = OUT_CORNERED
+
+
+# --------------------------------------------------------------------------- playouts
+
+
+@njit(cache=True)
+def _greedy_index(tb: Tables, st: Any, moves: Any, n: int) -> int:
+    """Mister X: the move ending farthest from the nearest detective; a detective: the move
+    ending nearest to (the determinized) Mister X. Ties are broken at random."""
+    seat = st[ST_TO_MOVE]
+    best = -1
+    best_score = -1 << 30
+    ties = 0
+    for i in range(n):
+        dest = moves[i, 1] if moves[i, 2] < 0 else moves[i, 3]
+        if seat == 0:
+            score = 1 << 20
+            for s in range(1, st[ST_K] + 1):
+                score = min(score, np.int32(tb.dist[dest, st[ST_POS + s]]))
+        else:
+            score = -np.int32(tb.dist[dest, st[ST_POS]])
+        if score > best_score:
+            best_score = score
+            best = i
+            ties = 1
+        elif score == best_score:
+            ties += 1
+            if np.random.randint(ties) == 0:
+                best = i
+    return best
+
+
+@njit(cache=True)
+def playout(tb: Tables, st: Any, moves: Any, scratch: Any, epsilon: float,
+            filtering: bool) -> None:
+    """Play ``st`` to the end in place: ε-greedy (ε = 1 is uniformly random)."""
+    while st[ST_OUT] == OUT_NONE:
+        n = search_moves(tb, st, moves, filtering)
+        if epsilon >= 1.0 or np.random.random() < epsilon:
+            i = np.random.randint(n)
+        else:
+            i = _greedy_index(tb, st, moves, n)
+        apply_move(tb, st, moves[i, 0], moves[i, 1], moves[i, 2], moves[i, 3], scratch)
+
+
+@njit(cache=True)
+def seed_kernel(seed: int) -> None:
+    """Seed the kernel's random generator (numba keeps its own)."""
+    np.random.seed(seed)
+
+
+@njit(cache=True)
+def random_playouts(tb: Tables, st: Any, count: int, epsilon: float, filtering: bool,
+                    seed: int) -> int:
+    """Run ``count`` playouts from ``st`` (a benchmark helper); returns Mister X's wins."""
+    np.random.seed(seed)
+    size = max_bound_from(tb)
+    moves = np.zeros((size, 4), dtype=np.int32)
+    scratch = np.zeros((size, 4), dtype=np.int32)
+    wins = 0
+    for _ in range(count):
+        work = st.copy()
+        playout(tb, work, moves, scratch, epsilon, filtering)
+        wins += work[ST_OUT] == OUT_SURVIVED or work[ST_OUT] == OUT_STUCK
+    return wins
+
+
+@njit(cache=True)
+def max_bound_from(tb: Tables) -> int:
+    """:func:`max_moves_bound`, callable from compiled code."""
+    best = 0
+    for s in range(tb.deg.shape[1]):
+        total = tb.deg[0, s] + tb.deg[1, s] + tb.deg[2, s]
+        best = max(best, total)
+    singles = best + tb.sec.shape[1]
+    return singles + singles * singles + 16
