@@ -29,7 +29,7 @@ class GameResult:
     start: State
     final: State
     moves: list[tuple[int, Move]] = field(default_factory=list)
-    outcome: Outcome = Outcome(None, Termination.ABORTED)
+    outcome: Outcome = field(default_factory=lambda: Outcome(None, Termination.ABORTED))
 
     @property
     def mrx_won(self) -> bool:
@@ -82,9 +82,8 @@ def _begin_all(bots: list[Bot], rules: Ruleset, seed: int | None) -> None:
     seats: dict[int, list[int]] = {}
     for seat, bot in enumerate(bots):
         seats.setdefault(id(bot), []).append(seat)
-    for bot_id, held in seats.items():
+    for held in seats.values():
         bots[held[0]].begin(rules, held, bot_seed(seed, held[0]))
-    del bot_id
 
 
 @dataclass

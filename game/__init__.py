@@ -20,10 +20,10 @@ from game.errors import (
 )
 from game.moves import Move, Ticket
 from game.outcome import MRX, Outcome, Termination, Winner, parse_seat, seat_name
+from game.position import from_text, to_text
 from game.rules import BUILTIN, Ruleset, builtin_rulesets, load_ruleset
 from game.state import State, new_game
 from game.views import DetectiveView, MrXView, View, state_from_view
-from game.position import from_text, to_text
 
 __all__ = [
     "BUILTIN", "MRX", "Board", "BoardError", "DetectiveView", "GameOverError",

@@ -63,6 +63,8 @@ def after_mrx_move(rules: Ruleset, possible: frozenset[int], move: Move, log_len
 
 def belief(state: State) -> frozenset[int]:
     """The possible-location set of ``state`` (memoised along the state's parent chain)."""
+    if state._belief is not None:
+        return state._belief
     chain: list[State] = []
     node: State | None = state
     while node is not None and node._belief is None:
@@ -75,14 +77,20 @@ def belief(state: State) -> frozenset[int]:
     possible = node._belief
     assert possible is not None
     for child in reversed(chain):
-        parent = child.parent
-        assert parent is not None and child.last_move is not None
-        if parent.to_move == 0:
-            possible = after_mrx_move(child.rules, possible, child.last_move,
-                                      len(parent.log), child.detective_stations)
-        elif child.outcome is not None and child.outcome.termination.value == "caught":
-            possible = frozenset((child.last_move.to,))
-        else:
-            possible = possible - {child.last_move.to}
-        child._belief = possible
+        possible = child._belief = _after(possible, child)
     return possible
+
+
+def _after(possible: frozenset[int], child: State) -> frozenset[int]:
+    """The belief of ``child`` given its parent's ``possible``: the public effect of the
+    move that led to ``child``."""
+    parent = child.parent
+    move = child.last_move
+    assert parent is not None and move is not None
+    if parent.to_move == 0:
+        return after_mrx_move(child.rules, possible, move, len(parent.log),
+                              child.detective_stations)
+    if child.outcome is not None and child.outcome.termination.value == "caught":
+        return frozenset((move.to,))
+    # A detective's move that does not catch Mister X rules out the station it reached.
+    return possible - {move.to} if move.to in possible else possible

@@ -22,7 +22,7 @@ from __future__ import annotations
 from game.belief import initial_belief, step
 from game.errors import PositionError, RulesetError
 from game.moves import TICKET_NAMES, Ticket
-from game.outcome import MRX, parse_seat, seat_name
+from game.outcome import MRX, Outcome, Termination, Winner, parse_seat, seat_name
 from game.rules import Ruleset, load_ruleset
 from game.state import State
 
@@ -81,9 +81,19 @@ def from_text(text: str, rules: Ruleset | None = None) -> State:
         raise PositionError(f"position: possible set does not contain Mister X's station "
                             f"{mrx_station}")
     state = State._make(rules_k, positions, tickets, log, turn, belief=possible)
-    if not state.legal_moves():
-        state._advance(turn + 1 if turn else 1, after_mrx=turn == MRX)
+    _settle(state)
     return state
+
+
+def _settle(state: State) -> None:
+    """Apply the rule endings to a freshly set-up position."""
+    if state.to_move != MRX:
+        if not state.legal_moves():
+            state._advance(state.to_move + 1, after_mrx=False)  # a stuck detective is skipped
+    elif len(state.log) >= state.rules.max_moves:
+        state._finish(Outcome(Winner.MRX, Termination.SURVIVED))
+    elif not state.legal_moves():
+        state._finish(Outcome(Winner.DETECTIVES, Termination.CORNERED))
 
 
 def _fields(text: str) -> dict[str, str]:
@@ -165,12 +175,12 @@ def _validate(rules: Ruleset, positions: tuple[int, ...], tickets: tuple[tuple[i
             raise PositionError(f"position: {seat_name(seat)} on unknown station {station} "
                                 f"(board {rules.board.name} has 1..{n})")
     if len(set(positions)) != len(positions):
-        raise PositionError("position: two pieces on one station "
-                            f"({', '.join(f'{seat_name(i)}={s}' for i, s in enumerate(positions))})")
+        pieces = ", ".join(f"{seat_name(i)}={s}" for i, s in enumerate(positions))
+        raise PositionError(f"position: two pieces on one station ({pieces})")
     if len(log) > rules.max_moves:
         raise PositionError(f"position: log has {len(log)} entries, more than "
                             f"max_moves={rules.max_moves}")
-    for ticket, station in log:
+    for _ticket, station in log:
         if not 1 <= station <= n:
             raise PositionError(f"position: log names unknown station {station}")
     if log and log[-1][1] != positions[0]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from game.board import Board, Transport
 from game.errors import GameOverError, IllegalMoveError, RulesetError
@@ -71,8 +71,8 @@ class State:
     use :meth:`view` for what a seat may see.
     """
 
-    __slots__ = ("_belief", "_legal", "last_move", "log", "outcome", "parent", "positions",
-                 "rules", "tables", "tickets", "to_move")
+    __slots__ = ("_belief", "_legal", "_view_log", "last_move", "log", "outcome", "parent",
+                 "positions", "rules", "tables", "tickets", "to_move")
 
     rules: Ruleset
     tables: MoveTables
@@ -85,6 +85,7 @@ class State:
     last_move: Move | None
     _legal: list[Move] | None
     _belief: frozenset[int] | None
+    _view_log: tuple[Any, ...] | None  # detectives' log view, memoised by game.views
 
     @classmethod
     def _make(cls, rules: Ruleset, positions: tuple[int, ...],
@@ -103,6 +104,7 @@ class State:
         state.last_move = last_move
         state._legal = None
         state._belief = belief
+        state._view_log = None
         return state
 
     # ----------------------------------------------------------------- basic queries
@@ -187,7 +189,7 @@ class State:
                 log = (*log, (move.ticket, move.to))
                 positions[0] = move.to
             else:
-                log = (*log, (move.ticket, move.to), (move.ticket2, move.to2))  # type: ignore[assignment]
+                log = (*log, (move.ticket, move.to), cast(LogEntry, (move.ticket2, move.to2)))
                 positions[0] = move.to2
             if rules.mrx_tickets is not None:
                 own = list(tickets[0])

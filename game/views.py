@@ -105,10 +105,27 @@ def detective_view(state: State, seat: int | None = None) -> DetectiveView:
 
     Built from public data only: reveal slots come from the ruleset schedule.
     """
+    return DetectiveView(seat=seat, log=_hidden_log(state), **_public(state))
+
+
+def _hidden_log(state: State) -> tuple[LogEntryView, ...]:
+    """The travel log as detectives see it, memoised along the parent chain (each state
+    only appends the entries its own move added)."""
+    chain: list[State] = []
+    node: State | None = state
+    while node is not None and node._view_log is None:
+        chain.append(node)
+        node = node.parent
+    built: tuple[LogEntryView, ...] = () if node is None else node._view_log or ()
     reveals = state.rules.reveal_moves
-    log = tuple(LogEntryView(ticket, station if slot in reveals else None)
-                for slot, (ticket, station) in enumerate(state.log, start=1))
-    return DetectiveView(seat=seat, log=log, **_public(state))
+    for child in reversed(chain):
+        done = len(built)
+        if len(child.log) != done:
+            built += tuple(LogEntryView(ticket, station if slot in reveals else None)
+                           for slot, (ticket, station) in enumerate(child.log[done:],
+                                                                    start=done + 1))
+        child._view_log = built
+    return built
 
 
 def mrx_view(state: State) -> MrXView:

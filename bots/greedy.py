@@ -1,0 +1,99 @@
+"""``greedy``: a one-ply heuristic bot for both roles.
+
+Mister X scores a move by ``|possible locations after it| + degree(destination) +
+(distance to the nearest detective)²`` and plays the best one (the belief update is the
+engine's :func:`game.belief.after_mrx_move`, so a reveal slot collapses the set to one).
+
+Detectives take a winning move when Mister X's location is known exactly; otherwise each
+picks the most plausible possible location by the same score (where a greedy Mister X
+would like to be) and moves towards it.
+
+>>> from bots.arena import play_game
+>>> result = play_game("classic", GreedyBot(seed=1), [GreedyBot(seed=2)], seed=3)
+>>> result.outcome.winner is not None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+
+from bots.base import Bot
+from bots.simple import best_by, cheapest, distance_table
+from game import MRX, Board, Move, Transport, View
+from game.belief import after_mrx_move
+
+
+@cache
+def degrees(board: Board) -> tuple[int, ...]:
+    """Distinct neighbours of every station over all transports (index 0 unused)."""
+    adj = board.adjacency
+    return tuple(len({d for t in Transport for d in adj[t][s]})
+                 for s in range(board.n_stations + 1))
+
+
+class GreedyBot(Bot):
+    """One-ply heuristic for Mister X and for detectives."""
+
+    name = "greedy"
+
+    def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        if view.to_move == MRX:
+            return self._mrx(view, legal)
+        return self._detective(view, legal)
+
+    # ------------------------------------------------------------------ Mister X
+
+    def _mrx(self, view: View, legal: Sequence[Move]) -> Move:
+        dist = distance_table(view)
+        degree = degrees(view.rules.board)
+        detectives = list(view.detectives)
+        spread: dict[Move, int] = {}
+
+        def score(move: Move) -> float:
+            near = int(dist[move.destination, detectives].min())
+            return self._spread(view, move, spread) + degree[move.destination] + near * near
+
+        return cheapest(best_by(legal, score), view.tickets[MRX], self.rng)
+
+    @staticmethod
+    def _spread(view: View, move: Move, memo: dict[Move, int]) -> int:
+        """|possible| after ``move``; moves with the same public trace share one result."""
+        slot = len(view.log)
+        reveals = view.rules.reveal_moves
+        # Only the tickets and the revealed stations are public: key the memo by those.
+        key = Move(move.ticket, move.to if slot + 1 in reveals else 0, move.ticket2,
+                   None if move.to2 is None else move.to2 if slot + 2 in reveals else 0)
+        if key not in memo:
+            memo[key] = len(after_mrx_move(view.rules, view.possible, move, slot,
+                                           view.detectives))
+        return memo[key]
+
+    # ------------------------------------------------------------------ detectives
+
+    def _detective(self, view: View, legal: Sequence[Move]) -> Move:
+        own = view.tickets[view.to_move]
+        if len(view.possible) == 1:
+            winning = [m for m in legal if m.to in view.possible]
+            if winning:
+                return cheapest(winning, own, self.rng)
+        if not view.possible:
+            return self.rng.choice(legal)
+        target = self._likely_location(view)
+        dist = distance_table(view)
+        return cheapest(best_by(legal, lambda m: -float(dist[m.to, target])), own, self.rng)
+
+    def _likely_location(self, view: View) -> int:
+        dist = distance_table(view)
+        degree = degrees(view.rules.board)
+        detectives = list(view.detectives)
+
+        def plausibility(station: int) -> float:
+            near = int(dist[station, detectives].min())
+            return degree[station] + near * near
+
+        candidates = sorted(view.possible)
+        scores = [plausibility(s) for s in candidates]
+        top = max(scores)
+        return self.rng.choice([s for s, v in zip(candidates, scores, strict=True) if v == top])
