@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from game import Outcome
+from game import Outcome, Termination, Winner
 
 
 @dataclass
@@ -71,3 +71,85 @@ class GameRecord:
         order when detectives were played by different bots."""
         names = [s.bot_name for s in sorted(self.seats, key=lambda s: s.seat) if s.seat > 0]
         return names[0] if len(set(names)) == 1 else "+".join(names)
+
+
+@dataclass
+class ScheduledGame:
+    """One planned game of a tournament, stored before the tournament starts.
+
+    ``pair_index`` groups the two role-swapped games of a pair (A hunts B, B hunts A, same
+    seed). ``mrx``/``detectives`` are player specs: a bot name, or a detective team such as
+    ``"dqn+alphabeta"`` (seats take the names in turn). ``schedule_id`` is assigned by the
+    database; a schedule entry is done exactly when a game with that ``schedule_id`` exists.
+    """
+
+    index: int
+    pair_index: int
+    mrx: str
+    detectives: str
+    seed: int | None
+    schedule_id: int | None = None
+
+
+@dataclass
+class GameSummary:
+    """One line of ``yard games``: a stored game without its turns."""
+
+    game_id: str
+    ruleset: str
+    mrx_player: str
+    detective_player: str
+    players: dict[str, str]
+    winner: Winner | None
+    termination: Termination
+    moves: int
+    started_at: datetime
+    finished_at: datetime
+    tournament_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``yard games --json``)."""
+        return {"game_id": self.game_id, "ruleset": self.ruleset,
+                "mrx_player": self.mrx_player, "detective_player": self.detective_player,
+                "players": dict(self.players),
+                "winner": self.winner.value if self.winner else None,
+                "termination": self.termination.value, "moves": self.moves,
+                "started_at": self.started_at.isoformat(),
+                "finished_at": self.finished_at.isoformat(),
+                "tournament_id": self.tournament_id}
+
+
+@dataclass
+class ResultRow:
+    """One game's result as the ratings package consumes it.
+
+    ``pair_key`` names the role-swapped pair the game belongs to (``"<tournament>/<pair
+    index>"`` from the schedule), or ``None`` for a game outside any schedule.
+    """
+
+    game_id: str
+    ruleset: str
+    mrx_player: str
+    detective_player: str
+    winner: Winner | None
+    termination: Termination
+    moves: int
+    tournament_id: str | None = None
+    schedule_id: int | None = None
+    pair_key: str | None = None
+
+
+@dataclass
+class TournamentInfo:
+    """A stored tournament: its spec and how much of its schedule has been played."""
+
+    tournament_id: str
+    spec: dict[str, Any]
+    created_at: datetime
+    scheduled: int = 0
+    played: int = 0
+
+    @property
+    def finished(self) -> bool:
+        """True when a schedule exists and every entry has a stored game."""
+        return self.scheduled > 0 and self.played >= self.scheduled

@@ -1,0 +1,66 @@
+"""GameRecord <-> JSON-ready dict, the form stored in ``game_records.record``.
+
+>>> from datetime import datetime, UTC
+>>> from game import Outcome, Termination, Winner
+>>> from db.records import GameRecord, SeatRecord
+>>> t = datetime(2024, 1, 1, tzinfo=UTC)
+>>> rec = GameRecord("g1", "grid5", {}, 1, "rules=grid5 mrx=1 det=2", [SeatRecord(0, "a"),
+...     SeatRecord(1, "b")], Outcome(Winner.MRX, Termination.SURVIVED), [], [1], t, t)
+>>> record_from_dict(record_to_dict(rec)) == rec
+True
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from db.errors import DatabaseError
+from db.records import GameRecord, SeatRecord, TurnRecord
+from game import Outcome
+
+FORMAT_VERSION = 1
+
+
+def record_to_dict(record: GameRecord) -> dict[str, Any]:
+    """The JSON-ready form of ``record`` (datetimes as ISO 8601 text)."""
+    return {
+        "format": FORMAT_VERSION,
+        "game_id": record.game_id, "ruleset": record.ruleset,
+        "ruleset_definition": record.ruleset_definition, "seed": record.seed,
+        "start_position": record.start_position,
+        "seats": [{"seat": s.seat, "bot_name": s.bot_name, "bot_version": s.bot_version}
+                  for s in record.seats],
+        "outcome": record.outcome.to_dict(),
+        "turns": [_turn_to_dict(t) for t in record.turns],
+        "mrx_path": list(record.mrx_path),
+        "started_at": record.started_at.isoformat(),
+        "finished_at": record.finished_at.isoformat(),
+        "moves": record.moves, "tournament_id": record.tournament_id,
+        "schedule_id": record.schedule_id, "transcripts": record.transcripts,
+    }
+
+
+def _turn_to_dict(turn: TurnRecord) -> dict[str, Any]:
+    return {"index": turn.index, "seat": turn.seat, "move": turn.move,
+            "time_used": turn.time_used, "fault": turn.fault, "detail": turn.detail}
+
+
+def record_from_dict(data: dict[str, Any]) -> GameRecord:
+    """Inverse of :func:`record_to_dict`; raises :class:`DatabaseError` on a bad record."""
+    try:
+        return GameRecord(
+            game_id=data["game_id"], ruleset=data["ruleset"],
+            ruleset_definition=data["ruleset_definition"], seed=data["seed"],
+            start_position=data["start_position"],
+            seats=[SeatRecord(**s) for s in data["seats"]],
+            outcome=Outcome.from_dict(data["outcome"]),
+            turns=[TurnRecord(**t) for t in data["turns"]],
+            mrx_path=list(data["mrx_path"]),
+            started_at=datetime.fromisoformat(data["started_at"]),
+            finished_at=datetime.fromisoformat(data["finished_at"]),
+            moves=data["moves"], tournament_id=data["tournament_id"],
+            schedule_id=data["schedule_id"], transcripts=data["transcripts"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DatabaseError(f"stored record of game {data.get('game_id')!r} is malformed: "
+                            f"{exc!r}") from None

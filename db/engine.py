@@ -1,0 +1,72 @@
+"""Creating a SQLAlchemy engine from a URL, with SQLite tuned for sharing one file.
+
+SQLite connections get ``journal_mode=WAL`` (readers never block the writer), foreign
+keys on, and a busy timeout, so the server's writer thread and CLI readers can use the
+same file at once. The driver's own implicit transactions are switched off and SQLAlchemy
+emits ``BEGIN`` itself (the documented pysqlite recipe), so DDL is transactional and write
+transactions can take the lock up front with ``BEGIN IMMEDIATE`` (an engine derived with
+``execution_options(yard_write=True)``); that avoids deadlocks between two writers
+upgrading read locks, which the busy timeout cannot resolve.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import URL, Engine
+from sqlalchemy.pool import StaticPool
+
+from db.errors import DatabaseError
+
+DEFAULT_DB_URL = "sqlite:///yard.db"
+BUSY_TIMEOUT_MS = 30_000
+
+
+def default_db_url() -> str:
+    """``$YARD_DB`` if set, else :data:`DEFAULT_DB_URL` (a file in the current folder)."""
+    return os.environ.get("YARD_DB") or DEFAULT_DB_URL
+
+
+def parse_url(url: str) -> URL:
+    """Parse a SQLAlchemy URL, raising :class:`DatabaseError` with a hint when it is bad."""
+    try:
+        return sa.make_url(url)
+    except sa.exc.ArgumentError:
+        raise DatabaseError(f"bad database URL {url!r}: expected a SQLAlchemy URL such as "
+                            "sqlite:///yard.db or postgresql+psycopg://user@host/db") from None
+
+
+def safe_url(url: URL) -> str:
+    """The URL as text with any password masked (for messages)."""
+    return url.render_as_string(hide_password=True)
+
+
+def create_engine(url: URL) -> Engine:
+    """An engine for ``url``; SQLite gets the pragmas and transaction handling above."""
+    if url.get_backend_name() != "sqlite":
+        return sa.create_engine(url, pool_pre_ping=True)
+    kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False}}
+    if url.database in (None, "", ":memory:"):
+        kwargs["poolclass"] = StaticPool  # one shared in-memory database
+    engine = sa.create_engine(url, **kwargs)
+    _tune_sqlite(engine)
+    return engine
+
+
+def _tune_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # SQLAlchemy emits BEGIN itself (see "begin")
+        cursor = dbapi_conn.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def on_begin(conn: sa.Connection) -> None:
+        write = conn.get_execution_options().get("yard_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")

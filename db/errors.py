@@ -1,0 +1,32 @@
+"""Errors of the storage layer. All are :class:`game.YardError`, so the ``yard`` CLI turns
+them into one ``error: ...`` line and exit status 2::
+
+    YardError
+    └── DatabaseError            the database cannot be opened, migrated or written
+        ├── GameNotFoundError    no stored game has the given id
+        ├── TournamentError      unknown tournament, bad spec, schedule conflict
+        └── ReplayError          a stored game cannot be replayed by the engine
+"""
+
+from __future__ import annotations
+
+from game.errors import YardError
+
+
+class DatabaseError(YardError):
+    """The database cannot be opened, migrated, read or written."""
+
+
+class GameNotFoundError(DatabaseError, KeyError):
+    """No stored game has the requested id."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "game not found"
+
+
+class TournamentError(DatabaseError):
+    """An unknown tournament, an invalid spec, or a conflicting schedule or result."""
+
+
+class ReplayError(DatabaseError):
+    """A stored game's moves do not replay with the engine."""

@@ -1,0 +1,425 @@
+"""The storage API: finished games, tournaments and their schedules, over SQLAlchemy 2.
+
+Everything is synchronous (the server calls it through ``asyncio.to_thread``); one engine
+per :class:`Database`, one short session per call. Any SQLAlchemy URL works; SQLite is the
+default and needs no set-up. The schema is created or migrated on connect
+(:mod:`db.migrations`).
+
+>>> db = Database.connect("sqlite://")          # in-memory
+>>> tid = db.create_tournament({"rules": "grid5", "bots": ["random", "rush"]})
+>>> [e.index for e in db.schedule(tid, [ScheduledGame(0, 0, "random", "rush", 1)])]
+[0]
+>>> len(db.pending(tid))
+1
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, selectinload
+
+from db.codec import record_from_dict, record_to_dict
+from db.engine import create_engine, parse_url, safe_url
+from db.errors import DatabaseError, GameNotFoundError, TournamentError
+from db.migrations import migrate
+from db.models import (
+    BotRow,
+    GameRecordRow,
+    GameRow,
+    GameSeatRow,
+    ScheduledGameRow,
+    TournamentRow,
+    TurnRow,
+)
+from db.records import (
+    GameRecord,
+    GameSummary,
+    ResultRow,
+    ScheduledGame,
+    SeatRecord,
+    TournamentInfo,
+)
+from game import Outcome, Termination, Winner, new_game, seat_name, to_text
+
+log = logging.getLogger(__name__)
+
+_BIGINT = 2**63
+
+
+class Database:
+    """A yard database. Create with :meth:`connect`; close with :meth:`close`."""
+
+    def __init__(self, engine: Engine, url_text: str) -> None:
+        self._engine = engine
+        self._writer = engine.execution_options(yard_write=True)
+        self.url = url_text
+
+    @classmethod
+    def connect(cls, url: str) -> Database:
+        """Open (creating or migrating the schema) the database at SQLAlchemy ``url``."""
+        parsed = parse_url(url)
+        shown = safe_url(parsed)
+        try:
+            engine = create_engine(parsed)
+        except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
+            raise DatabaseError(f"cannot open database {shown}: {exc}") from None
+        db = cls(engine, shown)
+        with db._errors("open"):
+            migrate(db._writer)
+        return db
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except sa.exc.SQLAlchemyError as exc:
+            reason = getattr(exc, "orig", None) or exc
+            raise DatabaseError(f"database {self.url}: cannot {action}: "
+                                f"{str(reason).splitlines()[0]}") from None
+
+    @contextmanager
+    def _write(self, action: str) -> Iterator[Session]:
+        with self._errors(action), Session(self._writer) as session, session.begin():
+            yield session
+
+    @contextmanager
+    def _read(self, action: str) -> Iterator[Session]:
+        with self._errors(action), Session(self._engine) as session, session.begin():
+            yield session
+
+    # ------------------------------------------------------------------ games
+
+    def save_game(self, record: GameRecord) -> bool:
+        """Store a finished game in one transaction: game, seats, bots, turns and record.
+
+        Idempotent: a game whose ``game_id`` is already stored is left as it is and
+        ``False`` is returned. A second game for an already played schedule entry raises
+        :class:`TournamentError`. With ``schedule_id`` set and no ``tournament_id``, the
+        game is linked to the schedule entry's tournament.
+        """
+        _check_record(record)
+        try:
+            with self._write(f"save game {record.game_id!r}") as session:
+                if session.get(GameRow, record.game_id) is not None:
+                    return False
+                tournament_id = self._check_schedule(session, record)
+                session.add(_game_row(record, tournament_id))
+                session.flush()
+                _add_seats(session, record)
+                _add_turns(session, record)
+                session.add(GameRecordRow(game_id=record.game_id,
+                                          record=record_to_dict(record)))
+        except DatabaseError:
+            if self._has_game(record.game_id):
+                return False  # a concurrent writer stored the same game first
+            raise
+        log.info("game %s stored (%d turns)", record.game_id, len(record.turns))
+        return True
+
+    def _has_game(self, game_id: str) -> bool:
+        with self._read("read games") as session:
+            return session.get(GameRow, game_id) is not None
+
+    @staticmethod
+    def _check_schedule(session: Session, record: GameRecord) -> str | None:
+        if record.schedule_id is None:
+            return record.tournament_id
+        entry = session.get(ScheduledGameRow, record.schedule_id)
+        if entry is None:
+            raise TournamentError(f"game {record.game_id}: unknown schedule id "
+                                  f"{record.schedule_id}")
+        if record.tournament_id not in (None, entry.tournament_id):
+            raise TournamentError(f"game {record.game_id}: schedule id {record.schedule_id} "
+                                  f"belongs to tournament {entry.tournament_id}, not "
+                                  f"{record.tournament_id}")
+        played = session.scalar(sa.select(GameRow.id).where(
+            GameRow.schedule_id == record.schedule_id))
+        if played is not None:
+            raise TournamentError(f"game {record.game_id}: schedule entry {entry.game_index} "
+                                  f"of tournament {entry.tournament_id} was already played "
+                                  f"as game {played}")
+        return entry.tournament_id
+
+    def load_game(self, game_id: str) -> GameRecord:
+        """The full record of a stored game; :class:`GameNotFoundError` if there is none."""
+        with self._read(f"load game {game_id!r}") as session:
+            row = session.get(GameRecordRow, game_id)
+            if row is None:
+                raise GameNotFoundError(f"no game {game_id!r} in database {self.url}")
+            return record_from_dict(row.record)
+
+    def list_games(self, ruleset: str | None = None, tournament_id: str | None = None,
+                   limit: int | None = None) -> list[GameSummary]:
+        """Stored games, newest first, optionally filtered and limited."""
+        query = _filtered(sa.select(GameRow), ruleset, tournament_id)
+        query = query.options(selectinload(GameRow.seats)).order_by(
+            GameRow.started_at.desc(), GameRow.id)
+        if limit is not None:
+            query = query.limit(limit)
+        with self._read("list games") as session:
+            return [_summary(row) for row in session.scalars(query)]
+
+    def results(self, ruleset: str | None = None,
+                tournament_id: str | None = None) -> list[ResultRow]:
+        """Per-game results for ratings, oldest first, with each game's schedule pair."""
+        query = _filtered(sa.select(GameRow, ScheduledGameRow.pair_index), ruleset,
+                          tournament_id)
+        query = query.outerjoin(ScheduledGameRow, GameRow.schedule_id == ScheduledGameRow.id)
+        query = query.order_by(GameRow.finished_at, GameRow.id)
+        with self._read("read results") as session:
+            return [_result(row, pair) for row, pair in session.execute(query).tuples()]
+
+    # ------------------------------------------------------------ tournaments
+
+    def create_tournament(self, spec: dict[str, Any], tournament_id: str | None = None) -> str:
+        """Store a new tournament with its ``spec`` (JSON-ready: rules, bots, format,
+        pairs, seed, move time, self-play...); returns its id."""
+        try:
+            spec = json.loads(json.dumps(spec))
+        except (TypeError, ValueError) as exc:
+            raise TournamentError(f"tournament spec is not JSON-ready: {exc}") from None
+        tid = tournament_id or uuid.uuid4().hex[:12]
+        row = TournamentRow(id=tid, created_at=datetime.now(UTC), spec=spec,
+                            rules=_opt_str(spec.get("rules")),
+                            format=_opt_str(spec.get("format")))
+        with self._write("create tournament") as session:
+            if session.get(TournamentRow, tid) is not None:
+                raise TournamentError(f"tournament {tid!r} already exists")
+            session.add(row)
+        return tid
+
+    def get_tournament(self, tournament_id: str) -> TournamentInfo:
+        """A stored tournament with its progress; :class:`TournamentError` if unknown."""
+        with self._read("read tournament") as session:
+            row = session.get(TournamentRow, tournament_id)
+            if row is None:
+                raise TournamentError(f"no tournament {tournament_id!r} in database "
+                                      f"{self.url}")
+            return self._info(session, row)
+
+    def list_tournaments(self) -> list[TournamentInfo]:
+        """All tournaments, newest first."""
+        query = sa.select(TournamentRow).order_by(TournamentRow.created_at.desc())
+        with self._read("list tournaments") as session:
+            return [self._info(session, row) for row in session.scalars(query)]
+
+    @staticmethod
+    def _info(session: Session, row: TournamentRow) -> TournamentInfo:
+        total = session.scalar(sa.select(sa.func.count()).select_from(ScheduledGameRow)
+                               .where(ScheduledGameRow.tournament_id == row.id)) or 0
+        played = session.scalar(sa.select(sa.func.count()).select_from(GameRow)
+                                .join(ScheduledGameRow, GameRow.schedule_id == ScheduledGameRow.id)
+                                .where(ScheduledGameRow.tournament_id == row.id)) or 0
+        return TournamentInfo(row.id, dict(row.spec), _aware(row.created_at), total, played)
+
+    def schedule(self, tournament_id: str, games: Sequence[ScheduledGame]) -> list[ScheduledGame]:
+        """Store a tournament's whole schedule at once (before its first game); returns the
+        entries with their ``schedule_id``. A tournament is scheduled only once."""
+        _check_entries(games)
+        with self._write("store schedule") as session:
+            if session.get(TournamentRow, tournament_id) is None:
+                raise TournamentError(f"no tournament {tournament_id!r}")
+            if session.scalar(sa.select(ScheduledGameRow.id).where(
+                    ScheduledGameRow.tournament_id == tournament_id).limit(1)) is not None:
+                raise TournamentError(f"tournament {tournament_id} already has a schedule")
+            rows = [_schedule_row(tournament_id, g) for g in games]
+            session.add_all(rows)
+            session.flush()
+            return [_entry(row) for row in rows]
+
+    def scheduled(self, tournament_id: str) -> list[ScheduledGame]:
+        """Every schedule entry of a tournament, by index."""
+        return self._entries(tournament_id, pending_only=False)
+
+    def pending(self, tournament_id: str) -> list[ScheduledGame]:
+        """Schedule entries without a stored game, by index: what a resume still plays."""
+        return self._entries(tournament_id, pending_only=True)
+
+    def _entries(self, tournament_id: str, pending_only: bool) -> list[ScheduledGame]:
+        query = sa.select(ScheduledGameRow).where(
+            ScheduledGameRow.tournament_id == tournament_id).order_by(ScheduledGameRow.game_index)
+        if pending_only:
+            played = sa.select(GameRow.id).where(GameRow.schedule_id == ScheduledGameRow.id)
+            query = query.where(~played.exists())
+        with self._read("read schedule") as session:
+            if session.get(TournamentRow, tournament_id) is None:
+                raise TournamentError(f"no tournament {tournament_id!r} in database "
+                                      f"{self.url}")
+            return [_entry(row) for row in session.scalars(query)]
+
+    def record_forfeit(self, tournament_id: str, entry: ScheduledGame, outcome: Outcome,
+                       detail: str = "", *, rules: str | None = None,
+                       game_id: str | None = None) -> GameRecord:
+        """Store a scheduled game that could not be played (a bot never connected, crashed
+        before the start...) as a game without moves, so the entry counts as done.
+
+        The start position comes from the tournament's ``spec["rules"]`` (or ``rules``),
+        ``spec.get("detectives")`` and the entry's seed. Idempotent for the default id.
+        """
+        info = self.get_tournament(tournament_id)
+        record = forfeit_record(tournament_id, entry, outcome, detail,
+                                rules=rules or _opt_str(info.spec.get("rules")),
+                                detectives=info.spec.get("detectives"), game_id=game_id)
+        self.save_game(record)
+        return record
+
+
+# ---------------------------------------------------------------- row conversion
+
+
+def forfeit_record(tournament_id: str, entry: ScheduledGame, outcome: Outcome, detail: str,
+                   rules: str | None, detectives: int | None = None,
+                   game_id: str | None = None) -> GameRecord:
+    """A zero-move :class:`GameRecord` for a schedule entry that was never played."""
+    if rules is None:
+        raise TournamentError(f"tournament {tournament_id}: spec has no 'rules'; pass rules=")
+    start = new_game(rules, entry.seed, detectives)
+    names = entry.detectives.split("+")
+    seats = [SeatRecord(0, entry.mrx)] + [SeatRecord(i, names[(i - 1) % len(names)])
+                                          for i in range(1, start.n_detectives + 1)]
+    now = datetime.now(UTC)
+    return GameRecord(
+        game_id=game_id or f"{tournament_id}-{entry.index}-forfeit", ruleset=start.rules.name,
+        ruleset_definition=start.rules.definition(), seed=entry.seed,
+        start_position=to_text(start), seats=seats, outcome=outcome, turns=[],
+        mrx_path=[start.mrx_station], started_at=now, finished_at=now, moves=0,
+        tournament_id=tournament_id, schedule_id=entry.schedule_id,
+        transcripts={"detail": [{"forfeit": detail}]} if detail else {})
+
+
+def _check_record(record: GameRecord) -> None:
+    seats = [s.seat for s in record.seats]
+    if 0 not in seats or len(set(seats)) != len(seats) or len(seats) < 2:
+        raise DatabaseError(f"game {record.game_id}: seats {sorted(seats)} must hold Mister X "
+                            "(0) and at least one detective, each once")
+    if not record.game_id or len(record.game_id) > 64:
+        raise DatabaseError(f"game id {record.game_id!r} must be 1..64 characters")
+
+
+def _game_row(record: GameRecord, tournament_id: str | None) -> GameRow:
+    seed = record.seed if record.seed is not None and -_BIGINT <= record.seed < _BIGINT \
+        else None  # the exact seed always stays in the JSON record
+    return GameRow(
+        id=record.game_id, ruleset=record.ruleset, seed=seed,
+        start_position=record.start_position,
+        winner=record.outcome.winner.value if record.outcome.winner else None,
+        termination=record.outcome.termination.value, fault_seat=record.outcome.seat,
+        moves=record.moves, started_at=_utc(record.started_at),
+        finished_at=_utc(record.finished_at), mrx_player=record.mrx_player,
+        detective_player=record.detective_player, tournament_id=tournament_id,
+        schedule_id=record.schedule_id)
+
+
+def _add_seats(session: Session, record: GameRecord) -> None:
+    for seat in record.seats:
+        bot_id = _bot_id(session, seat.bot_name, seat.bot_version)
+        session.add(GameSeatRow(game_id=record.game_id, seat=seat.seat, bot_id=bot_id))
+
+
+def _bot_id(session: Session, name: str, version: str) -> int:
+    """Get-or-create a bot row (race-free: insert-if-absent, then select)."""
+    dialect = session.get_bind().dialect.name
+    if dialect in ("sqlite", "postgresql"):
+        insert: Any = sqlite.insert if dialect == "sqlite" else postgresql.insert
+        session.execute(insert(BotRow).values(name=name, version=version)
+                        .on_conflict_do_nothing())
+    query = sa.select(BotRow.id).where(BotRow.name == name, BotRow.version == version)
+    bot_id = session.scalar(query)
+    if bot_id is None:
+        row = BotRow(name=name, version=version)
+        session.add(row)
+        session.flush()
+        bot_id = row.id
+    return bot_id
+
+
+def _add_turns(session: Session, record: GameRecord) -> None:
+    session.add_all(TurnRow(game_id=record.game_id, turn_index=t.index, seat=t.seat,
+                            move=t.move, time_used=t.time_used, fault=t.fault,
+                            detail=t.detail) for t in record.turns)
+    session.flush()
+
+
+def _filtered(query: Any, ruleset: str | None, tournament_id: str | None) -> Any:
+    if ruleset is not None:
+        query = query.where(GameRow.ruleset == ruleset)
+    if tournament_id is not None:
+        query = query.where(GameRow.tournament_id == tournament_id)
+    return query
+
+
+def _summary(row: GameRow) -> GameSummary:
+    players = {seat_name(s.seat): s.bot.name for s in row.seats}
+    return GameSummary(row.id, row.ruleset, row.mrx_player, row.detective_player, players,
+                       _winner(row.winner), Termination(row.termination), row.moves,
+                       _aware(row.started_at), _aware(row.finished_at), row.tournament_id)
+
+
+def _result(row: GameRow, pair_index: int | None) -> ResultRow:
+    pair_key = f"{row.tournament_id}/{pair_index}" if pair_index is not None else None
+    return ResultRow(row.id, row.ruleset, row.mrx_player, row.detective_player,
+                     _winner(row.winner), Termination(row.termination), row.moves,
+                     row.tournament_id, row.schedule_id, pair_key)
+
+
+def _check_entries(games: Sequence[ScheduledGame]) -> None:
+    seen: set[int] = set()
+    for game in games:
+        if game.index in seen:
+            raise TournamentError(f"schedule has index {game.index} twice")
+        seen.add(game.index)
+        if not game.mrx or not game.detectives:
+            raise TournamentError(f"schedule entry {game.index} needs mrx and detectives")
+
+
+def _schedule_row(tournament_id: str, game: ScheduledGame) -> ScheduledGameRow:
+    return ScheduledGameRow(tournament_id=tournament_id, game_index=game.index,
+                            pair_index=game.pair_index, mrx_player=game.mrx,
+                            detective_player=game.detectives, seed=game.seed)
+
+
+def _entry(row: ScheduledGameRow) -> ScheduledGame:
+    return ScheduledGame(row.game_index, row.pair_index, row.mrx_player, row.detective_player,
+                         row.seed, row.id)
+
+
+def _winner(value: str | None) -> Winner | None:
+    return Winner(value) if value else None
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _utc(moment: datetime) -> datetime:
+    """Aware UTC; naive datetimes are taken to be UTC already."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _aware(moment: datetime) -> datetime:
+    """Datetimes read back (SQLite drops the zone; they were stored as UTC)."""
+    return _utc(moment)
+
+
+__all__ = ["Database", "GameSummary", "ResultRow", "ScheduledGame", "TournamentInfo",
+           "forfeit_record"]
