@@ -148,10 +148,12 @@ def board_from_dict(data: dict[str, Any], source: str = "<dict>") -> Board:
             transport = Transport[key.upper()]
         except KeyError:
             raise BoardError(f"{source}: unknown transport {key!r}") from None
+        if not isinstance(pairs, list):
+            raise BoardError(f"{source}: edges.{key} must be a list of station pairs")
         edges[transport] = [_checked_edge(p, n, source, key) for p in pairs]
     det = _checked_stations(data.get("detective_starts", []), n, source, "detective_starts")
     mrx = _checked_stations(data.get("mrx_starts", []), n, source, "mrx_starts")
-    positions = {int(k): (int(v[0]), int(v[1])) for k, v in data.get("positions", {}).items()}
+    positions = _checked_positions(data.get("positions", {}), source)
     board = Board(name, n, _build_adjacency(n, edges), det, mrx, positions=positions)
     isolated = [s for s in board.stations if not any(board.adjacency[t][s] for t in Transport)]
     if isolated:
@@ -170,6 +172,13 @@ def _checked_edge(pair: Any, n: int, source: str, key: str) -> tuple[int, int]:
     return a, b
 
 
+def _checked_positions(raw: Any, source: str) -> dict[int, tuple[int, int]]:
+    try:
+        return {int(k): (int(v[0]), int(v[1])) for k, v in raw.items()}
+    except (AttributeError, TypeError, ValueError, IndexError, KeyError):
+        raise BoardError(f"{source}: 'positions' must map station numbers to [x, y]") from None
+
+
 def _checked_stations(values: Any, n: int, source: str, key: str) -> tuple[int, ...]:
     if not isinstance(values, list) or not all(isinstance(v, int) and 1 <= v <= n
                                                for v in values):
@@ -183,9 +192,11 @@ def load_board_file(path: str | Path) -> Board:
     """Load a board from a JSON map file."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise BoardError(f"{path}: cannot read map file: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise BoardError(f"{path}: not a UTF-8 text file") from None
     except json.JSONDecodeError as exc:
         raise BoardError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
     if not isinstance(data, dict):

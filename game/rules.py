@@ -213,11 +213,17 @@ def load_ruleset(spec: str) -> Ruleset:
     if spec.endswith(".toml"):
         path = Path(spec)
         try:
-            data = tomllib.loads(path.read_text())
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
         except OSError as exc:
             raise RulesetError(f"{path}: cannot read ruleset file: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise RulesetError(f"{path}: not a UTF-8 text file") from None
         except tomllib.TOMLDecodeError as exc:
             raise RulesetError(f"{path}: invalid TOML: {exc}") from None
+        board = data.get("board")
+        if isinstance(board, str) and board.endswith(".json"):
+            # A map file named by a ruleset file is found relative to that file.
+            data["board"] = str(path.parent / board)
         return ruleset_from_dict(data, str(path))
     raise RulesetError(f"unknown ruleset {spec!r}; built-in rulesets: {', '.join(BUILTIN)}, "
                        "or give a path to a .toml file")
