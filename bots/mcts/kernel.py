@@ -105,13 +105,13 @@ def state_size(k: int) -> int:
 @njit(cache=True, inline="always")
 def tk_index(st: Any, seat: int, ticket: int) -> int:
     """Index of a ticket count in the compact state."""
-    return ST_POS + st[ST_K] + 1 + seat * 5 + ticket
+    return int(ST_POS + st[ST_K] + 1 + seat * 5 + ticket)
 
 
 @njit(cache=True)
 def _blocked(st: Any, station: int, skip: int) -> bool:
     """True if a detective other than seat ``skip`` stands on ``station``."""
-    for seat in range(1, st[ST_K] + 1):
+    for seat in range(1, st[ST_K] + 1):  # noqa: SIM110 (numba: no generators)
         if seat != skip and st[ST_POS + seat] == station:
             return True
     return False
@@ -161,7 +161,7 @@ def _mrx_singles(tb: Tables, st: Any, out: Any, n: int, here: int, first: int,
 def _threatened(tb: Tables, st: Any) -> bool:
     """True if some detective could reach Mister X's station next turn."""
     here = st[ST_POS]
-    for seat in range(1, st[ST_K] + 1):
+    for seat in range(1, st[ST_K] + 1):  # noqa: SIM110 (numba: no generators)
         if tb.dist[st[ST_POS + seat], here] <= 1:
             return True
     return False
@@ -327,9 +327,11 @@ def _greedy_index(tb: Tables, st: Any, moves: Any, n: int) -> int:
         if seat == 0:
             score = 1 << 20
             for s in range(1, st[ST_K] + 1):
-                score = min(score, np.int32(tb.dist[dest, st[ST_POS + s]]))
+                d = int(tb.dist[dest, st[ST_POS + s]])
+                if d < score:
+                    score = d
         else:
-            score = -np.int32(tb.dist[dest, st[ST_POS]])
+            score = -int(tb.dist[dest, st[ST_POS]])
         if score > best_score:
             best_score = score
             best = i
@@ -383,5 +385,5 @@ def max_bound_from(tb: Tables) -> int:
     for s in range(tb.deg.shape[1]):
         total = tb.deg[0, s] + tb.deg[1, s] + tb.deg[2, s]
         best = max(best, total)
-    singles = best + tb.sec.shape[1]
+    singles = int(best + tb.sec.shape[1])
     return singles + singles * singles + 16
