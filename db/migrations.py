@@ -69,6 +69,7 @@ def _v1_tables() -> sa.MetaData:
                   sa.ForeignKey("tournaments.id", ondelete="CASCADE"), nullable=False),
         sa.Column("game_index", sa.Integer, nullable=False),
         sa.Column("pair_index", sa.Integer, nullable=False),
+        sa.Column("pair_key", sa.String(400), nullable=False),
         sa.Column("mrx_player", sa.String(400), nullable=False),
         sa.Column("detective_player", sa.String(400), nullable=False),
         sa.Column("seed", sa.BigInteger, nullable=True),

@@ -55,6 +55,7 @@ class ScheduledGameRow(Base):
         sa.String(64), sa.ForeignKey("tournaments.id", ondelete="CASCADE"))
     game_index: Mapped[int] = mapped_column(sa.Integer)
     pair_index: Mapped[int] = mapped_column(sa.Integer)
+    pair_key: Mapped[str] = mapped_column(sa.String(400))
     mrx_player: Mapped[str] = mapped_column(sa.String(400))
     detective_player: Mapped[str] = mapped_column(sa.String(400))
     seed: Mapped[int | None] = mapped_column(sa.BigInteger)

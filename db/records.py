@@ -77,10 +77,13 @@ class GameRecord:
 class ScheduledGame:
     """One planned game of a tournament, stored before the tournament starts.
 
-    ``pair_index`` groups the two role-swapped games of a pair (A hunts B, B hunts A, same
-    seed). ``mrx``/``detectives`` are player specs: a bot name, or a detective team such as
-    ``"dqn+alphabeta"`` (seats take the names in turn). ``schedule_id`` is assigned by the
-    database; a schedule entry is done exactly when a game with that ``schedule_id`` exists.
+    ``pair_index`` is the pair number; ``pair_key`` names the role-swapped pair (A hunts B,
+    B hunts A, same seed) uniquely within the tournament (default: both players and the
+    pair number). ``mrx``/``detectives`` are player specs: a bot name, or a detective team
+    such as ``"dqn+alphabeta"`` (seats take the names in turn). ``schedule_id`` is assigned
+    by the database; a schedule entry is done exactly when a game with that ``schedule_id``
+    exists. Any object with ``index, pair_index, mrx, detectives, seed`` (and optionally
+    ``pair_key``) can be passed to :meth:`db.store.Database.schedule`.
     """
 
     index: int
@@ -89,6 +92,12 @@ class ScheduledGame:
     detectives: str
     seed: int | None
     schedule_id: int | None = None
+    pair_key: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.pair_key:
+            low, high = sorted((self.mrx, self.detectives))
+            self.pair_key = f"{low}|{high}|{self.pair_index}"
 
 
 @dataclass
@@ -123,8 +132,11 @@ class GameSummary:
 class ResultRow:
     """One game's result as the ratings package consumes it.
 
-    ``pair_key`` names the role-swapped pair the game belongs to (``"<tournament>/<pair
-    index>"`` from the schedule), or ``None`` for a game outside any schedule.
+    For a scheduled game the players are the schedule's player specs (a team stays
+    ``"dqn+alphabeta"`` in both roles); otherwise they come from the seats
+    (:attr:`GameRecord.mrx_player`, :attr:`GameRecord.detective_player`). ``pair_key`` names
+    the role-swapped pair the game belongs to (``"<tournament id>/<schedule pair key>"``),
+    or ``None`` for a game outside any schedule.
     """
 
     game_id: str

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -52,6 +52,26 @@ from db.records import (
 from game import Outcome, Termination, Winner, new_game, seat_name, to_text
 
 log = logging.getLogger(__name__)
+
+
+class PlannedGame(Protocol):
+    """What :meth:`Database.schedule` reads from each entry (a :class:`ScheduledGame` or
+    the tournament scheduler's own entries); ``pair_key`` is read too when present."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def pair_index(self) -> int: ...
+
+    @property
+    def mrx(self) -> str: ...
+
+    @property
+    def detectives(self) -> str: ...
+
+    @property
+    def seed(self) -> int | None: ...
 
 _BIGINT = 2**63
 
@@ -182,12 +202,11 @@ class Database:
     def results(self, ruleset: str | None = None,
                 tournament_id: str | None = None) -> list[ResultRow]:
         """Per-game results for ratings, oldest first, with each game's schedule pair."""
-        query = _filtered(sa.select(GameRow, ScheduledGameRow.pair_index), ruleset,
-                          tournament_id)
+        query = _filtered(sa.select(GameRow, ScheduledGameRow), ruleset, tournament_id)
         query = query.outerjoin(ScheduledGameRow, GameRow.schedule_id == ScheduledGameRow.id)
         query = query.order_by(GameRow.finished_at, GameRow.id)
         with self._read("read results") as session:
-            return [_result(row, pair) for row, pair in session.execute(query).tuples()]
+            return [_result(row, entry) for row, entry in session.execute(query).all()]
 
     # ------------------------------------------------------------ tournaments
 
@@ -232,7 +251,7 @@ class Database:
                                 .where(ScheduledGameRow.tournament_id == row.id)) or 0
         return TournamentInfo(row.id, dict(row.spec), _aware(row.created_at), total, played)
 
-    def schedule(self, tournament_id: str, games: Sequence[ScheduledGame]) -> list[ScheduledGame]:
+    def schedule(self, tournament_id: str, games: Sequence[PlannedGame]) -> list[ScheduledGame]:
         """Store a tournament's whole schedule at once (before its first game); returns the
         entries with their ``schedule_id``. A tournament is scheduled only once."""
         _check_entries(games)
@@ -375,14 +394,17 @@ def _summary(row: GameRow) -> GameSummary:
                        _aware(row.started_at), _aware(row.finished_at), row.tournament_id)
 
 
-def _result(row: GameRow, pair_index: int | None) -> ResultRow:
-    pair_key = f"{row.tournament_id}/{pair_index}" if pair_index is not None else None
-    return ResultRow(row.id, row.ruleset, row.mrx_player, row.detective_player,
+def _result(row: GameRow, entry: ScheduledGameRow | None) -> ResultRow:
+    if entry is None:
+        return ResultRow(row.id, row.ruleset, row.mrx_player, row.detective_player,
+                         _winner(row.winner), Termination(row.termination), row.moves,
+                         row.tournament_id, None, None)
+    return ResultRow(row.id, row.ruleset, entry.mrx_player, entry.detective_player,
                      _winner(row.winner), Termination(row.termination), row.moves,
-                     row.tournament_id, row.schedule_id, pair_key)
+                     entry.tournament_id, entry.id, f"{entry.tournament_id}/{entry.pair_key}")
 
 
-def _check_entries(games: Sequence[ScheduledGame]) -> None:
+def _check_entries(games: Sequence[PlannedGame]) -> None:
     seen: set[int] = set()
     for game in games:
         if game.index in seen:
@@ -392,15 +414,24 @@ def _check_entries(games: Sequence[ScheduledGame]) -> None:
             raise TournamentError(f"schedule entry {game.index} needs mrx and detectives")
 
 
-def _schedule_row(tournament_id: str, game: ScheduledGame) -> ScheduledGameRow:
+def _schedule_row(tournament_id: str, game: PlannedGame) -> ScheduledGameRow:
     return ScheduledGameRow(tournament_id=tournament_id, game_index=game.index,
-                            pair_index=game.pair_index, mrx_player=game.mrx,
+                            pair_index=game.pair_index, pair_key=_pair_key(game),
+                            mrx_player=game.mrx,
                             detective_player=game.detectives, seed=game.seed)
 
 
 def _entry(row: ScheduledGameRow) -> ScheduledGame:
     return ScheduledGame(row.game_index, row.pair_index, row.mrx_player, row.detective_player,
-                         row.seed, row.id)
+                         row.seed, row.id, row.pair_key)
+
+
+def _pair_key(game: PlannedGame) -> str:
+    key = getattr(game, "pair_key", None)
+    if key:
+        return str(key)
+    low, high = sorted((game.mrx, game.detectives))
+    return f"{low}|{high}|{game.pair_index}"
 
 
 def _winner(value: str | None) -> Winner | None:

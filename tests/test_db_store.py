@@ -1,0 +1,368 @@
+"""The storage API on real databases: SQLite files in tmp_path, and PostgreSQL too when
+YARD_TEST_POSTGRES_URL is set (see tests/test_db_postgres.py)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+import db.store
+from bots.arena import play_game
+from bots.registry import make_bot
+from db.build import record_from_moves
+from db.errors import DatabaseError, GameNotFoundError, TournamentError
+from db.migrations import LATEST
+from db.models import Base, GameRow
+from db.records import GameRecord, ScheduledGame, TurnRecord
+from db.store import Database
+from game import Outcome, Termination, Winner
+
+POSTGRES_URL = os.environ.get("YARD_TEST_POSTGRES_URL")
+BACKENDS = ["sqlite", *(["postgresql"] if POSTGRES_URL else [])]
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+
+def played_record(game_id: str, seed: int = 5, rules: str = "grid5",
+                  mrx: str = "random", detectives: str = "random",
+                  minutes: int = 0) -> GameRecord:
+    """A realistic record: a real game between random bots, with a fault and transcripts."""
+    result = play_game(rules, make_bot("random", seed), [make_bot("random", seed + 1)], seed)
+    start = T0 + timedelta(minutes=minutes)
+    record = record_from_moves(game_id, result.start, result.moves, {0: mrx, 1: detectives},
+                               result.outcome, seed=seed, started_at=start,
+                               finished_at=start + timedelta(seconds=3))
+    record.turns = [replace(t, time_used=0.01 * (t.index + 1)) for t in record.turns]
+    record.turns[0] = replace(record.turns[0], fault="illegal_move", detail="taxi:999 refused")
+    record.seats[0].bot_version = "1.2"
+    record.transcripts = {"mrx": [{"type": "your_turn", "turn": 1}],
+                          "d1": [{"type": "game_start", "game": game_id}]}
+    return record
+
+
+def postgres_url_with_schema(base_url: str, schema: str) -> str:
+    """``base_url`` with every connection's search_path set to ``schema``."""
+    url = sa.make_url(base_url).update_query_dict({"options": f"-csearch_path={schema}"})
+    return url.render_as_string(hide_password=False)
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database: a SQLite file, or a throwaway PostgreSQL schema."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'yard.db'}"
+        return
+    assert POSTGRES_URL is not None
+    schema = f"t_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(POSTGRES_URL)
+    with admin.begin() as conn:
+        conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
+    try:
+        yield postgres_url_with_schema(POSTGRES_URL, schema)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
+
+
+@pytest.fixture
+def database(database_url: str) -> Iterator[Database]:
+    store = Database.connect(database_url)
+    yield store
+    store.close()
+
+
+def count(store: Database, table: str) -> int:
+    with store._engine.connect() as conn:
+        return int(conn.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one())
+
+
+# ------------------------------------------------------------------------- games
+
+
+def test_round_trip_of_a_played_game(database: Database) -> None:
+    record = played_record("g-round-trip")
+    assert record.moves > 0 and len(record.turns) > 2
+    assert database.save_game(record) is True
+    loaded = database.load_game("g-round-trip")
+    assert loaded == record
+    assert loaded.turns[0].fault == "illegal_move"
+    assert count(database, "turns") == len(record.turns)
+    assert count(database, "game_seats") == len(record.seats)
+
+
+def test_turn_rows_hold_every_refereed_turn(database: Database) -> None:
+    record = played_record("g-turns")
+    database.save_game(record)
+    with database._engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT turn_index, seat, move, time_used, fault, detail "
+                                    "FROM turns ORDER BY turn_index")).all()
+    assert [(r[0], r[1], r[2]) for r in rows] == [(t.index, t.seat, t.move)
+                                                  for t in record.turns]
+    assert rows[0][4:] == ("illegal_move", "taxi:999 refused")
+    assert rows[1][3] == pytest.approx(0.02)
+
+
+def test_saving_twice_is_idempotent(database: Database) -> None:
+    record = played_record("g-twice")
+    assert database.save_game(record) is True
+    assert database.save_game(record) is False
+    assert count(database, "games") == 1
+    assert count(database, "turns") == len(record.turns)
+
+
+def test_bots_are_shared_between_games(database: Database) -> None:
+    database.save_game(played_record("g-a", seed=1))
+    database.save_game(played_record("g-b", seed=2, detectives="rush"))
+    with database._engine.connect() as conn:
+        bots = conn.execute(sa.text("SELECT name, version FROM bots ORDER BY name, version"))
+        assert [tuple(row) for row in bots] == [("random", ""), ("random", "1.2"),
+                                                ("rush", "")]
+
+
+def test_a_failed_write_leaves_nothing(database: Database) -> None:
+    record = played_record("g-broken")
+    record.turns[-1] = replace(record.turns[-1], seat=None)  # type: ignore[arg-type]
+    with pytest.raises(DatabaseError, match="g-broken"):
+        database.save_game(record)
+    for table in ("games", "game_seats", "turns", "game_records", "bots"):
+        assert count(database, table) == 0, table
+    with pytest.raises(GameNotFoundError):
+        database.load_game("g-broken")
+
+
+def test_a_crash_mid_write_leaves_nothing(database: Database,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    def crash(session: sa.orm.Session, record: GameRecord) -> None:
+        assert session.get(GameRow, record.game_id) is not None  # really mid-write
+        raise RuntimeError("power cut")
+
+    monkeypatch.setattr(db.store, "_add_turns", crash)
+    with pytest.raises(RuntimeError):
+        database.save_game(played_record("g-crash"))
+    monkeypatch.undo()
+    assert count(database, "games") == count(database, "bots") == 0
+    assert database.save_game(played_record("g-crash")) is True
+
+
+def test_a_record_without_mister_x_is_refused(database: Database) -> None:
+    record = played_record("g-no-mrx")
+    record.seats = record.seats[1:]
+    with pytest.raises(DatabaseError, match="Mister X"):
+        database.save_game(record)
+
+
+def test_load_unknown_game(database: Database) -> None:
+    with pytest.raises(GameNotFoundError, match="no game 'nope'"):
+        database.load_game("nope")
+
+
+def test_list_games_filters_orders_and_limits(database: Database) -> None:
+    database.save_game(played_record("g1", seed=1, minutes=1))
+    database.save_game(played_record("g2", seed=2, minutes=2, rules="warwick"))
+    database.save_game(played_record("g3", seed=3, minutes=3, detectives="rush"))
+    assert [g.game_id for g in database.list_games()] == ["g3", "g2", "g1"]
+    assert [g.game_id for g in database.list_games(ruleset="grid5")] == ["g3", "g1"]
+    assert [g.game_id for g in database.list_games(limit=1)] == ["g3"]
+    newest = database.list_games(limit=1)[0]
+    record = database.load_game("g3")
+    assert newest.detective_player == "rush" and newest.players["d1"] == "rush"
+    assert newest.players["mrx"] == "random"
+    assert (newest.winner, newest.termination) == (record.outcome.winner,
+                                                   record.outcome.termination)
+    assert newest.moves == record.moves
+    assert newest.started_at == T0 + timedelta(minutes=3)
+    assert newest.finished_at == T0 + timedelta(minutes=3, seconds=3)
+    assert newest.to_dict()["started_at"].startswith("2024-05-01T12:03:00")
+
+
+def test_results_outside_tournaments(database: Database) -> None:
+    database.save_game(played_record("g1", seed=1, mrx="rush"))
+    [row] = database.results()
+    assert (row.game_id, row.mrx_player, row.detective_player) == ("g1", "rush", "random")
+    assert row.pair_key is None and row.schedule_id is None and row.tournament_id is None
+    assert database.results(ruleset="classic") == []
+
+
+# ------------------------------------------------------------------- tournaments
+
+
+def two_pairs() -> list[ScheduledGame]:
+    return [ScheduledGame(0, 0, mrx="rush", detectives="random", seed=11),
+            ScheduledGame(1, 0, mrx="random", detectives="rush", seed=11),
+            ScheduledGame(2, 1, mrx="rush", detectives="random", seed=12),
+            ScheduledGame(3, 1, mrx="random", detectives="rush", seed=12)]
+
+
+def scheduled_record(game_id: str, entry: ScheduledGame) -> GameRecord:
+    assert entry.seed is not None
+    record = played_record(game_id, seed=entry.seed, mrx=entry.mrx,
+                           detectives=entry.detectives)
+    record.schedule_id = entry.schedule_id
+    return record
+
+
+def test_schedule_and_pending(database: Database) -> None:
+    tid = database.create_tournament({"rules": "grid5", "bots": ["random", "rush"],
+                                      "format": "round-robin", "pairs": 2})
+    stored = database.schedule(tid, two_pairs())
+    assert [e.index for e in stored] == [0, 1, 2, 3]
+    assert len({e.schedule_id for e in stored}) == 4
+    assert database.pending(tid) == stored
+    database.save_game(scheduled_record("t-g1", stored[1]))
+    assert [e.index for e in database.pending(tid)] == [0, 2, 3]
+    assert database.scheduled(tid) == stored
+    info = database.get_tournament(tid)
+    assert (info.scheduled, info.played, info.finished) == (4, 1, False)
+    assert info.spec["pairs"] == 2
+    assert database.load_game("t-g1").tournament_id is None  # the record as it was written
+    assert database.list_games(tournament_id=tid)[0].game_id == "t-g1"
+
+
+def test_a_scheduled_game_is_never_stored_twice(database: Database) -> None:
+    tid = database.create_tournament({"rules": "grid5"})
+    entry = database.schedule(tid, two_pairs())[0]
+    database.save_game(scheduled_record("first", entry))
+    with pytest.raises(TournamentError, match="already played as game first"):
+        database.save_game(scheduled_record("second", entry))
+    assert [g.game_id for g in database.list_games()] == ["first"]
+
+
+def test_results_carry_pairs_and_schedule_players(database: Database) -> None:
+    tid = database.create_tournament({"rules": "grid5"})
+    entries = database.schedule(tid, [
+        ScheduledGame(0, 0, "a", "b+c", 3, pair_key="b+c|a|0"),
+        ScheduledGame(1, 0, "b+c", "a", 3, pair_key="b+c|a|0")])
+    database.save_game(scheduled_record("p0", entries[0]))
+    database.save_game(scheduled_record("p1", entries[1]))
+    rows = {r.game_id: r for r in database.results(tournament_id=tid)}
+    assert rows["p0"].pair_key == rows["p1"].pair_key == f"{tid}/b+c|a|0"
+    assert (rows["p0"].mrx_player, rows["p0"].detective_player) == ("a", "b+c")
+    assert (rows["p1"].mrx_player, rows["p1"].detective_player) == ("b+c", "a")
+    assert rows["p1"].schedule_id == entries[1].schedule_id
+    assert rows["p1"].tournament_id == tid
+
+
+def test_default_pair_keys_group_role_swapped_games() -> None:
+    a, b, c = two_pairs()[:3]
+    assert a.pair_key == b.pair_key != c.pair_key
+
+
+def test_forfeit_marks_an_entry_done(database: Database) -> None:
+    tid = database.create_tournament({"rules": "grid5"})
+    entry = database.schedule(tid, two_pairs())[2]
+    outcome = Outcome.forfeit(1, Termination.DISCONNECTED)
+    record = database.record_forfeit(tid, entry, outcome, "bot random never connected")
+    database.record_forfeit(tid, entry, outcome, "again")  # idempotent
+    assert entry.index not in [e.index for e in database.pending(tid)]
+    stored = database.load_game(record.game_id)
+    assert stored.outcome == outcome and stored.turns == [] and stored.seed == 12
+    [row] = database.results(tournament_id=tid)
+    assert row.winner is Winner.MRX and row.termination is Termination.DISCONNECTED
+
+
+def test_tournament_errors(database: Database) -> None:
+    with pytest.raises(TournamentError, match="no tournament 'missing'"):
+        database.pending("missing")
+    with pytest.raises(TournamentError, match="no tournament"):
+        database.get_tournament("missing")
+    with pytest.raises(TournamentError, match="JSON"):
+        database.create_tournament({"rules": object()})
+    tid = database.create_tournament({"rules": "grid5"}, tournament_id="cup")
+    with pytest.raises(TournamentError, match="already exists"):
+        database.create_tournament({}, tournament_id="cup")
+    with pytest.raises(TournamentError, match="index 0 twice"):
+        database.schedule(tid, two_pairs()[:1] * 2)
+    database.schedule(tid, two_pairs())
+    with pytest.raises(TournamentError, match="already has a schedule"):
+        database.schedule(tid, two_pairs())
+    with pytest.raises(TournamentError, match="unknown schedule id"):
+        database.save_game(replace(played_record("x"), schedule_id=10_000))
+    assert [t.tournament_id for t in database.list_tournaments()] == ["cup"]
+
+
+# ------------------------------------------------------------ schema and engine
+
+
+def test_schema_is_migrated_once_and_matches_the_models(database_url: str) -> None:
+    Database.connect(database_url).close()
+    store = Database.connect(database_url)
+    with store._engine.connect() as conn:
+        versions = conn.execute(sa.text("SELECT version FROM schema_version")).scalars().all()
+        inspector = sa.inspect(conn)
+        for table in Base.metadata.sorted_tables:
+            columns = {c["name"] for c in inspector.get_columns(table.name)}
+            assert columns == set(table.columns.keys()), table.name
+    assert versions == list(range(1, LATEST + 1))
+    store.close()
+
+
+def test_a_newer_schema_is_refused(database_url: str) -> None:
+    store = Database.connect(database_url)
+    with store._writer.begin() as conn:
+        conn.execute(sa.text("INSERT INTO schema_version VALUES (:v, 'future', :t)"),
+                     {"v": LATEST + 1, "t": T0})
+    store.close()
+    with pytest.raises(DatabaseError, match="newer than this yard"):
+        Database.connect(database_url)
+
+
+def test_sqlite_uses_wal_and_foreign_keys(tmp_path: Path) -> None:
+    store = Database.connect(f"sqlite:///{tmp_path / 'w.db'}")
+    with store._engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
+    store.close()
+
+
+def test_in_memory_sqlite_works() -> None:
+    with Database.connect("sqlite://") as store:
+        store.save_game(played_record("mem"))
+        assert store.load_game("mem").game_id == "mem"
+
+
+def test_concurrent_writers_share_one_sqlite_file(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    Database.connect(url).close()
+    records = [played_record(f"c{i}", seed=i) for i in range(8)]
+    errors: list[BaseException] = []
+
+    def write(part: list[GameRecord]) -> None:
+        try:
+            with Database.connect(url) as store:
+                for record in part:
+                    store.save_game(record)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(records[i::2],)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with Database.connect(url) as store:
+        assert sorted(g.game_id for g in store.list_games()) == [f"c{i}" for i in range(8)]
+
+
+@pytest.mark.parametrize("url, message", [
+    ("not a url", "bad database URL"),
+    ("nosuchdb://x/y", "cannot open database"),
+    ("sqlite:////nonexistent-dir/sub/yard.db", "cannot open"),
+])
+def test_bad_urls_raise_database_error(url: str, message: str) -> None:
+    with pytest.raises(DatabaseError, match=message):
+        Database.connect(url)
+
+
+def test_turn_record_defaults() -> None:
+    turn = TurnRecord(0, 0, "taxi:1", 0.5)
+    assert turn.fault is None and turn.detail is None
