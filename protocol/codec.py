@@ -116,7 +116,7 @@ def _load(value: Any, tp: Any, where: str) -> Any:
         return {k: _load(v, value_tp, f"{where}.{k}") for k, v in obj.items()}
     if isinstance(tp, type) and issubclass(tp, Enum):
         return _load_enum(value, tp, where)
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _load_object(tp, _expect(value, dict, where), where)
     return _load_scalar(value, tp, where)
 

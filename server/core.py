@@ -1,0 +1,422 @@
+"""The sans-I/O server core: connections, sessions, auth, the lobby and every match.
+
+:class:`Core` takes raw frames and connection events with the current time and returns
+:data:`Output` actions (send a message, close a connection, store a finished game). The
+asyncio shell (:mod:`server.app`) only moves bytes and runs timers around it.
+
+>>> core = Core(ServerConfig())
+>>> conn = core.connect(0.0)
+>>> [type(o.message).__name__ for o in core.receive(conn, '{"type": "list_bots"}', 0.0)]
+['Error']
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from db.records import GameRecord
+from game import Termination, YardError, load_ruleset, seat_name
+from game.views import rules_from_definition
+from protocol import (
+    DEFAULT_MAX_SIZE,
+    PROTOCOL_VERSION,
+    BotInfo,
+    Bots,
+    Error,
+    ErrorCode,
+    Hello,
+    ListBots,
+    MatchResult,
+    MatchStarted,
+    Message,
+    MoveMsg,
+    Ping,
+    Policy,
+    Pong,
+    ProtocolError,
+    Role,
+    StartMatch,
+    TimeControl,
+    Watch,
+    Welcome,
+    decode,
+)
+from server.match import Match, MatchSpec, Outputs, Player
+from server.ratelimit import TokenBucket
+
+log = logging.getLogger(__name__)
+
+SERVER_VERSION = "yard-server/0.1"
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send ``message`` on connection ``conn``."""
+
+    conn: int
+    message: Message
+
+
+@dataclass(frozen=True)
+class Close:
+    """Close connection ``conn``."""
+
+    conn: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Finished:
+    """Store ``record``; then send ``result`` to ``notify`` (the admin that started it)."""
+
+    record: GameRecord
+    notify: int | None
+    result: MatchResult
+
+
+Output = Send | Close | Finished
+
+
+@dataclass
+class ServerConfig:
+    """Server policy knobs. ``admin_open`` allows admin actions without a token (the
+    shell sets it only for loopback servers without an admin token)."""
+
+    bot_tokens: dict[str, str] = field(default_factory=dict)
+    admin_token: str | None = None
+    admin_open: bool = True
+    time_control: TimeControl = field(default_factory=TimeControl)
+    grace_s: float = 10.0
+    max_size: int = DEFAULT_MAX_SIZE
+    rate_per_s: float = 200.0
+    burst: float = 400.0
+    max_violations: int = 25
+
+
+@dataclass
+class Session:
+    """An authenticated client; survives reconnects via its resume token."""
+
+    id: str
+    name: str
+    version: str
+    role: Role
+    admin: bool
+    resume_token: str
+    conn: int | None
+    games: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Connection:
+    """One websocket connection."""
+
+    id: int
+    bucket: TokenBucket
+    session: Session | None = None
+    violations: int = 0
+    limited_notice: bool = False
+    watching: set[str] = field(default_factory=set)
+
+
+class Core:
+    """Every game and connection of one server process (sans-I/O)."""
+
+    def __init__(self, config: ServerConfig, wall: Callable[[float], datetime] | None = None,
+                 new_id: Callable[[str], str] | None = None) -> None:
+        self.config = config
+        self.wall = wall
+        self.new_id = new_id or (lambda prefix: f"{prefix}{secrets.token_hex(6)}")
+        self.conns: dict[int, Connection] = {}
+        self.sessions: dict[str, Session] = {}
+        self.matches: dict[str, Match] = {}
+        self.admins: dict[str, int] = {}
+        self._next_conn = 0
+        self.closing = False
+
+    # ------------------------------------------------------------------ connections
+
+    def connect(self, now: float) -> int:
+        """Register a new connection; returns its id."""
+        self._next_conn += 1
+        conn = Connection(self._next_conn,
+                          TokenBucket(self.config.rate_per_s, self.config.burst, now))
+        self.conns[conn.id] = conn
+        return conn.id
+
+    def disconnect(self, conn_id: int, now: float) -> list[Output]:
+        """A connection closed; its session's games start their grace period."""
+        conn = self.conns.pop(conn_id, None)
+        if conn is None or conn.session is None or conn.session.conn != conn_id:
+            return []
+        session = conn.session
+        session.conn = None
+        if not session.games:
+            self.sessions.pop(session.id, None)
+            return []
+        for game in session.games:
+            self.matches[game].detach(session.id, now)
+        return []
+
+    def receive(self, conn_id: int, text: str | bytes, now: float) -> list[Output]:
+        """Handle one frame from ``conn_id``."""
+        conn = self.conns.get(conn_id)
+        if conn is None:
+            return []
+        if not conn.bucket.take(now):
+            return self._rate_limited(conn)
+        conn.limited_notice = False
+        try:
+            message = decode(text, self.config.max_size)
+        except ProtocolError as exc:
+            return self._violation(conn, exc.code, str(exc), now)
+        try:
+            return self._dispatch(conn, message, now)
+        except ProtocolError as exc:
+            return [Send(conn.id, Error(exc.code, str(exc), message.TYPE))]
+
+    def violation(self, conn_id: int, code: ErrorCode, text: str, now: float) -> list[Output]:
+        """The shell saw a protocol violation it could not pass on (e.g. an oversized frame)."""
+        conn = self.conns.get(conn_id)
+        return [] if conn is None else self._violation(conn, code, text, now)
+
+    # ------------------------------------------------------------------ timers
+
+    def tick(self, now: float) -> list[Output]:
+        """Run clocks and grace periods due at ``now``."""
+        out: list[Output] = []
+        for match in list(self.matches.values()):
+            if (deadline := match.next_deadline()) is not None and deadline <= now:
+                out += self._route(match, match.tick(now))
+        return out
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`tick` next has work, or ``None``."""
+        times = [d for m in self.matches.values() if (d := m.next_deadline()) is not None]
+        return min(times) if times else None
+
+    def shutdown(self, now: float) -> list[Output]:
+        """Abort every running game (recorded as ``aborted``) and refuse new ones."""
+        self.closing = True
+        out: list[Output] = []
+        for match in list(self.matches.values()):
+            out += self._route(match, match.abort(now))
+        return out
+
+    # ------------------------------------------------------------------ dispatch
+
+    def _dispatch(self, conn: Connection, message: Message, now: float) -> list[Output]:
+        if isinstance(message, Ping):
+            return [Send(conn.id, Pong(message.nonce))]
+        if isinstance(message, Pong):
+            return []
+        if isinstance(message, Hello):
+            return self._hello(conn, message, now)
+        session = conn.session
+        if session is None:
+            return self._violation(conn, ErrorCode.NOT_AUTHENTICATED,
+                                   f"send hello before {message.TYPE}", now)
+        if isinstance(message, MoveMsg):
+            return self._move(conn, session, message, now)
+        if isinstance(message, Watch):
+            return self._watch(conn, message)
+        if isinstance(message, ListBots | StartMatch):
+            return self._admin(conn, session, message, now)
+        raise ProtocolError(ErrorCode.UNKNOWN_TYPE,
+                            f"{message.TYPE} is a server-to-client message")
+
+    def _hello(self, conn: Connection, hello: Hello, now: float) -> list[Output]:
+        if conn.session is not None:
+            raise ProtocolError(ErrorCode.ALREADY_AUTHENTICATED, "hello was already accepted")
+        if hello.protocol != PROTOCOL_VERSION:
+            return self._refuse(conn, ErrorCode.UNSUPPORTED_VERSION,
+                                f"protocol {hello.protocol} is not supported; this server "
+                                f"speaks {PROTOCOL_VERSION}")
+        if hello.resume is not None:
+            return self._resume(conn, hello.resume, now)
+        if hello.role is Role.BOT and not self._bot_token_ok(hello):
+            return self._refuse(conn, ErrorCode.BAD_TOKEN,
+                                f"bot {hello.name!r:.40} needs a valid token")
+        admin = self.config.admin_open or (
+            self.config.admin_token is not None and hello.token == self.config.admin_token)
+        if hello.role is Role.ADMIN and not admin:
+            return self._refuse(conn, ErrorCode.BAD_TOKEN, "admin actions need the admin token")
+        session = Session(self.new_id("s"), hello.name[:64], hello.version[:64], hello.role,
+                          admin, secrets.token_urlsafe(18), conn.id)
+        self.sessions[session.id] = session
+        conn.session = session
+        log.info("session %s: %s %s (%s)", session.id, session.name, session.version,
+                 session.role.value)
+        return [Send(conn.id, self._welcome(session, []))]
+
+    def _bot_token_ok(self, hello: Hello) -> bool:
+        tokens = self.config.bot_tokens
+        if not tokens:
+            return True
+        expected = tokens.get(hello.name)
+        return expected is not None and hello.token is not None and secrets.compare_digest(
+            expected.encode(), hello.token.encode())
+
+    def _resume(self, conn: Connection, token: str, now: float) -> list[Output]:
+        session = next((s for s in self.sessions.values()
+                        if secrets.compare_digest(s.resume_token.encode(), token.encode())),
+                       None)
+        if session is None:
+            return self._refuse(conn, ErrorCode.BAD_RESUME_TOKEN,
+                                "no session with that resume token (expired or unknown)")
+        out: list[Output] = []
+        if session.conn is not None and session.conn in self.conns:
+            old = self.conns.pop(session.conn)
+            out.append(Close(old.id, "session resumed on another connection"))
+        session.conn = conn.id
+        conn.session = session
+        games = sorted(session.games)
+        out.append(Send(conn.id, self._welcome(session, games)))
+        for game in games:
+            out += self._route(self.matches[game], self.matches[game].attach(session.id, now))
+        log.info("session %s resumed (%d games)", session.id, len(games))
+        return out
+
+    def _welcome(self, session: Session, games: list[str]) -> Welcome:
+        return Welcome(session.id, session.resume_token, SERVER_VERSION, PROTOCOL_VERSION,
+                       games)
+
+    def _move(self, conn: Connection, session: Session, msg: MoveMsg, now: float
+              ) -> list[Output]:
+        match = self.matches.get(msg.game)
+        if match is None or session.id not in match.sessions():
+            return [Send(conn.id, Error(ErrorCode.UNKNOWN_GAME,
+                                        f"no game {msg.game!r:.40} with a seat of yours",
+                                        msg.game[:40]))]
+        return self._route(match, match.handle_move(session.id, msg, now))
+
+    def _watch(self, conn: Connection, msg: Watch) -> list[Output]:
+        match = self.matches.get(msg.game)
+        if match is None:
+            return [Send(conn.id, Error(ErrorCode.UNKNOWN_GAME,
+                                        f"no running game {msg.game!r:.40}", msg.game[:40]))]
+        conn.watching.add(match.game_id)
+        return [Send(conn.id, match.watching())]
+
+    # ------------------------------------------------------------------ admin
+
+    def _admin(self, conn: Connection, session: Session, msg: ListBots | StartMatch,
+               now: float) -> list[Output]:
+        if not session.admin:
+            raise ProtocolError(ErrorCode.FORBIDDEN, f"{msg.TYPE} needs the admin token")
+        if isinstance(msg, ListBots):
+            return [Send(conn.id, Bots(self.bot_list()))]
+        if self.closing:
+            raise ProtocolError(ErrorCode.SHUTTING_DOWN, "the server is shutting down")
+        match = Match(self._match_spec(msg), self.wall)
+        self.matches[match.game_id] = match
+        self.admins[match.game_id] = conn.id
+        for sid in match.sessions():
+            self.sessions[sid].games.add(match.game_id)
+        started = Send(conn.id, MatchStarted(match.game_id, msg.tag))
+        return [started, *self._route(match, match.start(now))]
+
+    def bot_list(self) -> list[BotInfo]:
+        """Connected bots by name, with version and live session count."""
+        bots: dict[str, BotInfo] = {}
+        for s in self._live_bots():
+            known = bots.get(s.name)
+            bots[s.name] = BotInfo(s.name, s.version, known.sessions + 1 if known else 1)
+        return [bots[name] for name in sorted(bots)]
+
+    def _live_bots(self) -> list[Session]:
+        return [s for s in self.sessions.values() if s.role is Role.BOT and s.conn is not None]
+
+    def _pick(self, name: str) -> Session:
+        candidates = [s for s in self._live_bots() if s.name == name]
+        if not candidates:
+            raise ProtocolError(ErrorCode.BOT_NOT_CONNECTED, f"bot {name!r:.40} is not connected")
+        return min(candidates, key=lambda s: (len(s.games), s.id))
+
+    def _match_spec(self, msg: StartMatch) -> MatchSpec:
+        try:
+            rules = (load_ruleset(msg.rules) if isinstance(msg.rules, str)
+                     else rules_from_definition(msg.rules))
+            if msg.n_detectives is not None:
+                rules = rules.with_detectives(msg.n_detectives)
+        except YardError as exc:
+            raise ProtocolError(ErrorCode.BAD_MATCH, f"start_match: {exc}") from None
+        if not msg.detectives:
+            raise ProtocolError(ErrorCode.BAD_MATCH, "start_match: no detective bot named")
+        tc = msg.time_control or self.config.time_control
+        if not tc.move_s > 0 or tc.bank_s < 0:
+            raise ProtocolError(ErrorCode.BAD_MATCH, "start_match: move_s must be > 0 and "
+                                "bank_s >= 0")
+        policy = msg.policy or Policy()
+        if policy.max_illegal < 1:
+            raise ProtocolError(ErrorCode.BAD_MATCH, "start_match: max_illegal must be >= 1")
+        names = [msg.mrx, *(msg.detectives[i % len(msg.detectives)]
+                            for i in range(rules.detectives))]
+        chosen = {name: self._pick(name) for name in dict.fromkeys(names)}
+        players = [Player(chosen[n].id, n, chosen[n].version) for n in names]
+        seed = msg.seed if msg.seed is not None else secrets.randbelow(2**31)
+        return MatchSpec(self.new_id("g"), rules, players, seed, tc, policy,
+                         self.config.grace_s, msg.tag, msg.tournament_id, msg.schedule_id)
+
+    # ------------------------------------------------------------------ routing
+
+    def _route(self, match: Match, outputs: Outputs) -> list[Output]:
+        out: list[Output] = []
+        for recipient, message in outputs:
+            if recipient is None:
+                out += [Send(c.id, message) for c in self.conns.values()
+                        if match.game_id in c.watching]
+            elif (conn := self.sessions[recipient].conn) is not None:
+                out.append(Send(conn, message))
+        if match.finished and match.record is not None:
+            out.append(self._finished(match, match.record))
+        return out
+
+    def _finished(self, match: Match, record: GameRecord) -> Finished:
+        del self.matches[match.game_id]
+        for sid in match.sessions():
+            session = self.sessions.get(sid)
+            if session is None:
+                continue
+            session.games.discard(match.game_id)
+            if session.conn is None and not session.games:
+                del self.sessions[sid]
+        for conn in self.conns.values():
+            conn.watching.discard(match.game_id)
+        outcome, spec = record.outcome, match.spec
+        result = MatchResult(match.game_id, outcome.winner, outcome.termination,
+                             None if outcome.seat is None else seat_name(outcome.seat),
+                             record.moves, spec.tag, spec.tournament_id, spec.schedule_id)
+        return Finished(record, self.admins.pop(match.game_id, None), result)
+
+    # ------------------------------------------------------------------ faults
+
+    def _violation(self, conn: Connection, code: ErrorCode, text: str, now: float
+                   ) -> list[Output]:
+        conn.violations += 1
+        out: list[Output] = [Send(conn.id, Error(code, text))]
+        if conn.violations < self.config.max_violations:
+            return out
+        out.append(Close(conn.id, f"too many protocol violations ({conn.violations})"))
+        session = conn.session
+        if session is not None:
+            for game in sorted(session.games):
+                match = self.matches[game]
+                out += self._route(match, match.forfeit_session(
+                    session.id, Termination.PROTOCOL_VIOLATION, now,
+                    f"{conn.violations} protocol violations, last: {code.value}"))
+        return out
+
+    def _rate_limited(self, conn: Connection) -> list[Output]:
+        if conn.limited_notice:
+            return []
+        conn.limited_notice = True
+        return [Send(conn.id, Error(ErrorCode.RATE_LIMITED,
+                                    "too many messages; this one was dropped"))]
+
+    def _refuse(self, conn: Connection, code: ErrorCode, text: str) -> list[Output]:
+        return [Send(conn.id, Error(code, text, "hello")), Close(conn.id, text)]

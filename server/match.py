@@ -1,0 +1,402 @@
+"""The sans-I/O match core of one game: moves in, messages out, time passed in.
+
+A :class:`Match` referees one game between seat holders (sessions, named by id). Every
+method takes ``now`` (seconds, any monotonic origin) and returns the messages to send as
+``(session id or PUBLIC, message)`` pairs; nothing here reads a clock or touches a socket.
+
+Fault policy lives here, in one place:
+
+- timeout: the seat's move limit plus its bank ran out -> forfeit ``timeout`` (default) or a
+  random legal move (fault ``random_move_on_timeout``);
+- illegal or unparsable move: an ``error`` reply and another try within the remaining time;
+  the ``max_illegal``-th bad try in one turn forfeits ``illegal_move``;
+- disconnect: the seat holder has ``grace_s`` to resume its session, else ``disconnected``;
+- protocol violations: the shell reports them via :meth:`Match.forfeit_session`.
+
+Hidden information: every message is built from ``state.view(seat)`` (Mister X's view only
+for his own holder) or from the detectives' view; error texts and orders never depend on
+Mister X's station.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+from typing import Any
+
+from db.records import GameRecord, SeatRecord, TurnRecord
+from game import MRX, Move, Outcome, Ruleset, State, Termination, new_game, seat_name, to_text
+from game.errors import MoveParseError
+from protocol import (
+    Clock,
+    Error,
+    ErrorCode,
+    GameOver,
+    GameStart,
+    Message,
+    MoveMsg,
+    MoveOk,
+    OnTimeout,
+    Policy,
+    TimeControl,
+    Update,
+    Watching,
+    YourTurn,
+    to_json,
+)
+
+log = logging.getLogger(__name__)
+
+PUBLIC = None
+"""Recipient of messages for spectators (the detectives' perspective)."""
+
+Recipient = str | None
+Outputs = list[tuple[Recipient, Message]]
+
+
+class Fault(Enum):
+    """Fault codes recorded per turn (``TurnRecord.fault``)."""
+
+    TIMEOUT = "timeout"
+    RANDOM_MOVE_ON_TIMEOUT = "random_move_on_timeout"
+    ILLEGAL_MOVE = "illegal_move"
+    BAD_MOVE = "bad_move"
+    DISCONNECTED = "disconnected"
+    PROTOCOL_VIOLATION = "protocol_violation"
+    ABORTED = "aborted"
+
+
+@dataclass(frozen=True)
+class Player:
+    """Who holds a seat: the session id plus the bot's announced name and version."""
+
+    session: str
+    name: str
+    version: str = ""
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """Everything needed to start a game."""
+
+    game_id: str
+    rules: Ruleset
+    players: list[Player]
+    seed: int
+    time_control: TimeControl = field(default_factory=TimeControl)
+    policy: Policy = field(default_factory=Policy)
+    grace_s: float = 10.0
+    tag: str | None = None
+    tournament_id: str | None = None
+    schedule_id: int | None = None
+
+
+def side_seed(game_seed: int, seat: int) -> int:
+    """A bot's RNG seed for one side of a game, derived one-way from the game seed (so a
+    detective cannot recompute the start position from it)."""
+    digest = hashlib.sha256(f"yard:{game_seed}:{seat}".encode()).digest()
+    return int.from_bytes(digest[:6], "big")
+
+
+@dataclass
+class _Turn:
+    """The turn in progress."""
+
+    number: int
+    seat: int
+    started: float
+    deadline: float
+    faults: list[str] = field(default_factory=list)
+    illegal: int = 0
+
+
+class Match:
+    """One refereed game (sans-I/O). Start it with :meth:`start`."""
+
+    def __init__(self, spec: MatchSpec, wall: Callable[[float], datetime] | None = None
+                 ) -> None:
+        self.spec = spec
+        self.game_id = spec.game_id
+        self.start_state = new_game(spec.rules, spec.seed)
+        self.state: State = self.start_state
+        if len(spec.players) != self.state.n_detectives + 1:
+            raise ValueError(f"game {spec.game_id}: {len(spec.players)} players for "
+                             f"{self.state.n_detectives + 1} seats")
+        self._wall = wall or (lambda t: datetime.fromtimestamp(t, UTC))
+        self._rng = random.Random(spec.seed)
+        self.bank = [spec.time_control.bank_s] * len(spec.players)
+        self.turn: _Turn | None = None
+        self.turns: list[TurnRecord] = []
+        self.transcripts: dict[str, list[dict[str, Any]]] = {}
+        self.detached: dict[str, float] = {}
+        self.outcome: Outcome | None = None
+        self.record: GameRecord | None = None
+        self._started_at = 0.0
+        self._turn_counter = 0
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def finished(self) -> bool:
+        """True once the game has an outcome."""
+        return self.outcome is not None
+
+    def sessions(self) -> list[str]:
+        """Distinct seat-holding sessions, in seat order."""
+        return list(dict.fromkeys(p.session for p in self.spec.players))
+
+    def seats_of(self, session: str) -> list[int]:
+        """Seats held by ``session``."""
+        return [i for i, p in enumerate(self.spec.players) if p.session == session]
+
+    def next_deadline(self) -> float | None:
+        """The earliest time :meth:`tick` has something to do, or ``None``."""
+        if self.finished:
+            return None
+        times = [t + self.spec.grace_s for t in self.detached.values()]
+        if self.turn is not None:
+            times.append(self.turn.deadline)
+        return min(times) if times else None
+
+    def watching(self) -> Watching:
+        """A spectator's snapshot: detectives' perspective only."""
+        return Watching(self.game_id, self.spec.rules.definition(), self._players(),
+                        self.state.view(None).to_dict())
+
+    # ------------------------------------------------------------------ life cycle
+
+    def start(self, now: float) -> Outputs:
+        """Send ``game_start`` to every side and the first ``your_turn``."""
+        self._started_at = now
+        out: Outputs = []
+        for session in self.sessions():
+            out += self._game_starts(session)
+        log.info("game %s started: %s", self.game_id, self._players())
+        return out + self._begin_turn(now)
+
+    def tick(self, now: float) -> Outputs:
+        """Apply clock and disconnect policies due at ``now``."""
+        if self.finished:
+            return []
+        for session, since in sorted(self.detached.items(), key=lambda kv: kv[1]):
+            if now >= since + self.spec.grace_s:
+                return self.forfeit_session(session, Termination.DISCONNECTED, now,
+                                            "no resume within the grace period")
+        if self.turn is not None and now >= self.turn.deadline:
+            return self._timeout(now)
+        return []
+
+    def abort(self, now: float, detail: str = "server shutting down") -> Outputs:
+        """End the game without a winner (``aborted``)."""
+        if self.finished:
+            return []
+        return self._finish(Outcome(None, Termination.ABORTED), now, Fault.ABORTED, detail)
+
+    def detach(self, session: str, now: float) -> Outputs:
+        """``session`` lost its connection; its grace period starts."""
+        if not self.finished and session in self.sessions():
+            self.detached.setdefault(session, now)
+        return []
+
+    def attach(self, session: str, now: float) -> Outputs:
+        """``session`` resumed: it gets its ``game_start`` again and any pending turn."""
+        self.detached.pop(session, None)
+        if self.finished:
+            return []
+        out = self._game_starts(session)
+        if self.turn is not None and self.spec.players[self.turn.seat].session == session:
+            out.append((session, self._your_turn(self.turn, now)))
+        return out
+
+    def forfeit_session(self, session: str, termination: Termination, now: float,
+                        detail: str) -> Outputs:
+        """``session`` loses the game (its seat to move, else its first seat)."""
+        seats = self.seats_of(session)
+        if self.finished or not seats:
+            return []
+        seat = self.turn.seat if self.turn and self.turn.seat in seats else seats[0]
+        fault = Fault(termination.value)
+        return self._finish(Outcome.forfeit(seat, termination), now, fault, detail, seat)
+
+    # ------------------------------------------------------------------ moves
+
+    def handle_move(self, session: str, msg: MoveMsg, now: float) -> Outputs:
+        """Referee a ``move`` message from ``session``."""
+        out = self.tick(now)
+        if self.finished:
+            return out or [(session, self._error(ErrorCode.GAME_OVER, "the game is over"))]
+        problem = self._check_turn(session, msg)
+        if problem is not None:
+            return [*out, (session, problem)]
+        assert self.turn is not None
+        try:
+            move = Move.parse(msg.move)
+        except MoveParseError as exc:
+            return self._bad_try(session, Fault.BAD_MOVE, ErrorCode.BAD_MOVE, str(exc), now)
+        if move not in self.state.legal_moves():
+            text = (f"{move} is not a legal move for {seat_name(self.turn.seat)} "
+                    f"(turn {self.turn.number})")
+            return self._bad_try(session, Fault.ILLEGAL_MOVE, ErrorCode.ILLEGAL_MOVE, text, now)
+        ok = MoveOk(self.game_id, self.turn.number, seat_name(self.turn.seat), str(move))
+        return [(session, ok), *self._play(move, now, None)]
+
+    def _check_turn(self, session: str, msg: MoveMsg) -> Error | None:
+        turn = self.turn
+        assert turn is not None
+        held = self.seats_of(session)
+        if not held:
+            return self._error(ErrorCode.NOT_YOUR_SEAT, "this connection holds no seat here")
+        if msg.seat is not None and msg.seat not in [seat_name(s) for s in held]:
+            return self._error(ErrorCode.NOT_YOUR_SEAT, f"seat {msg.seat!r:.20} is not yours")
+        if msg.turn != turn.number:
+            return self._error(ErrorCode.STALE_TURN, f"turn {msg.turn} is not the current "
+                               f"turn ({turn.number})")
+        if turn.seat not in held or (msg.seat is not None and msg.seat != seat_name(turn.seat)):
+            return self._error(ErrorCode.NOT_YOUR_TURN,
+                               f"turn {turn.number} belongs to {seat_name(turn.seat)}")
+        return None
+
+    def _bad_try(self, session: str, fault: Fault, code: ErrorCode, text: str, now: float
+                 ) -> Outputs:
+        turn = self.turn
+        assert turn is not None
+        turn.illegal += 1
+        turn.faults.append(f"{fault.value}: {text}")
+        if turn.illegal >= self.spec.policy.max_illegal:
+            return self._finish(Outcome.forfeit(turn.seat, Termination.ILLEGAL_MOVE), now,
+                                fault, f"{turn.illegal} bad tries", turn.seat)
+        left = self.spec.policy.max_illegal - turn.illegal
+        error = self._error(code, f"{text}; {left} tries left")
+        self._transcribe([turn.seat], error)
+        return [(session, error)]
+
+    def _timeout(self, now: float) -> Outputs:
+        turn = self.turn
+        assert turn is not None
+        if self.spec.policy.on_timeout is OnTimeout.RANDOM:
+            move = self._rng.choice(list(self.state.legal_moves()))
+            return self._play(move, now, Fault.RANDOM_MOVE_ON_TIMEOUT)
+        return self._finish(Outcome.forfeit(turn.seat, Termination.TIMEOUT), now,
+                            Fault.TIMEOUT, "no move before the deadline", turn.seat)
+
+    def _play(self, move: Move, now: float, fault: Fault | None) -> Outputs:
+        turn = self.turn
+        assert turn is not None
+        before = self.state
+        self.state = before.apply(move)
+        used = now - turn.started
+        self.bank[turn.seat] = max(0.0, self.bank[turn.seat] - max(
+            0.0, used - self.spec.time_control.move_s))
+        faults = [*turn.faults, *([fault.value] if fault else [])]
+        self.turns.append(TurnRecord(turn.number, turn.seat, str(move), used,
+                                     fault.value if fault else _last_code(turn.faults),
+                                     "; ".join(faults) or None))
+        out = self._broadcast(self._update(before, move, turn))
+        if self.state.outcome is not None:
+            return out + self._finish(self.state.outcome, now, None, None)
+        return out + self._begin_turn(now)
+
+    def _update(self, before: State, move: Move, turn: _Turn) -> Update:
+        if turn.seat != MRX:
+            public = str(move)
+        else:
+            # Built from the detectives' view: tickets, plus stations on reveal slots only.
+            entries = self.state.view(None).log[len(before.log):]
+            public = "+".join(e.ticket.name.lower() + ("" if e.station is None
+                                                       else f":{e.station}") for e in entries)
+        nxt = None if self.state.outcome else seat_name(self.state.to_move)
+        return Update(self.game_id, turn.number, seat_name(turn.seat), public, nxt)
+
+    # ------------------------------------------------------------------ turns
+
+    def _begin_turn(self, now: float) -> Outputs:
+        self._turn_counter += 1
+        seat = self.state.to_move
+        deadline = now + self.spec.time_control.move_s + self.bank[seat]
+        self.turn = _Turn(self._turn_counter, seat, now, deadline)
+        message = self._your_turn(self.turn, now)
+        self._transcribe([seat], message)
+        return [(self.spec.players[seat].session, message)]
+
+    def _your_turn(self, turn: _Turn, now: float) -> YourTurn:
+        move_left = max(0.0, turn.started + self.spec.time_control.move_s - now)
+        bank_left = max(0.0, min(self.bank[turn.seat], turn.deadline - now))
+        legal = [str(m) for m in self.state.legal_moves()]
+        return YourTurn(self.game_id, turn.number, seat_name(turn.seat),
+                        self.state.view(turn.seat).to_dict(), legal,
+                        Clock(round(move_left, 3), round(bank_left, 3)))
+
+    def _game_starts(self, session: str) -> Outputs:
+        held = self.seats_of(session)
+        sides = [[s for s in held if s == MRX], [s for s in held if s != MRX]]
+        out: Outputs = []
+        for seats in (s for s in sides if s):
+            message = GameStart(self.game_id, self.spec.rules.definition(),
+                                [seat_name(s) for s in seats], self._players(),
+                                self.spec.time_control, self.state.view(seats[0]).to_dict(),
+                                side_seed(self.spec.seed, seats[0]))
+            self._transcribe(seats, message)
+            out.append((session, message))
+        return out
+
+    # ------------------------------------------------------------------ ending
+
+    def _finish(self, outcome: Outcome, now: float, fault: Fault | None, detail: str | None,
+                seat: int | None = None) -> Outputs:
+        self.outcome = outcome
+        turn = self.turn
+        if fault is not None:
+            index = turn.number if turn else self._turn_counter + 1
+            at = seat if seat is not None else (turn.seat if turn else MRX)
+            used = now - turn.started if turn else 0.0
+            notes = [*(turn.faults if turn else []), f"{fault.value}: {detail}"]
+            self.turns.append(TurnRecord(index, at, None, used, fault.value, "; ".join(notes)))
+        self.turn = None
+        path = [self.start_state.mrx_station, *(station for _, station in self.state.log)]
+        over = GameOver(self.game_id, outcome.winner, outcome.termination,
+                        None if outcome.seat is None else seat_name(outcome.seat),
+                        self.state.move_number, path)
+        self.record = self._record(now)
+        log.info("game %s over: %s", self.game_id, outcome.to_dict())
+        return self._broadcast(over)
+
+    def _record(self, now: float) -> GameRecord:
+        assert self.outcome is not None
+        spec = self.spec
+        return GameRecord(
+            game_id=spec.game_id, ruleset=spec.rules.name,
+            ruleset_definition=spec.rules.definition(), seed=spec.seed,
+            start_position=to_text(self.start_state),
+            seats=[SeatRecord(i, p.name, p.version) for i, p in enumerate(spec.players)],
+            outcome=self.outcome, turns=list(self.turns),
+            mrx_path=[self.start_state.mrx_station, *(s for _, s in self.state.log)],
+            started_at=self._wall(self._started_at), finished_at=self._wall(now),
+            moves=self.state.move_number, tournament_id=spec.tournament_id,
+            schedule_id=spec.schedule_id, transcripts=self.transcripts)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _broadcast(self, message: Message) -> Outputs:
+        self._transcribe(["public"], message)
+        return [*((s, message) for s in self.sessions()), (PUBLIC, message)]
+
+    def _transcribe(self, seats: list[int] | list[str], message: Message) -> None:
+        data = to_json(message)
+        for seat in seats:
+            key = seat if isinstance(seat, str) else seat_name(seat)
+            self.transcripts.setdefault(key, []).append(data)
+
+    def _players(self) -> dict[str, str]:
+        return {seat_name(i): p.name for i, p in enumerate(self.spec.players)}
+
+    def _error(self, code: ErrorCode, text: str) -> Error:
+        return Error(code, f"game {self.game_id}: {text}", self.game_id)
+
+
+def _last_code(faults: list[str]) -> str | None:
+    return faults[-1].partition(":")[0] if faults else None

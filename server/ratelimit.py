@@ -1,0 +1,27 @@
+"""A token bucket for per-connection flood control (time passed in, sans-I/O).
+
+>>> bucket = TokenBucket(rate=1.0, burst=2.0, now=0.0)
+>>> [bucket.take(0.0), bucket.take(0.0), bucket.take(0.0), bucket.take(1.0)]
+[True, True, False, True]
+"""
+
+from __future__ import annotations
+
+
+class TokenBucket:
+    """Allows ``rate`` events per second on average and bursts of up to ``burst``."""
+
+    def __init__(self, rate: float, burst: float, now: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = burst
+        self.stamp = now
+
+    def take(self, now: float) -> bool:
+        """Spend one token if available."""
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
