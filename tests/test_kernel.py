@@ -1,0 +1,97 @@
+"""The compiled kernel agrees with the reference engine move for move."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from bots.mcts import kernel as K
+from bots.mcts.compact import compact_state, move_key, to_move
+from game import Outcome, State, Termination, load_ruleset, new_game
+
+_OUTCOMES = {K.OUT_CAUGHT: Termination.CAUGHT, K.OUT_SURVIVED: Termination.SURVIVED,
+             K.OUT_CORNERED: Termination.CORNERED, K.OUT_STUCK: Termination.DETECTIVES_STUCK}
+
+GAMES = {"grid5": 800, "warwick": 300, "dash": 300, "bristol": 150, "classic": 150}
+
+
+def _buffers(tb: K.Tables) -> tuple[np.ndarray, np.ndarray]:
+    size = K.max_moves_bound(tb)
+    return np.zeros((size, 4), np.int32), np.zeros((size, 4), np.int32)
+
+
+def _assert_same(state: State, st: np.ndarray) -> None:
+    k = state.n_detectives
+    assert tuple(st[K.ST_POS:K.ST_POS + k + 1]) == state.positions
+    assert tuple(map(tuple, st[K.ST_POS + k + 1:].reshape(k + 1, 5))) == state.tickets
+    assert st[K.ST_LOG] == len(state.log)
+    if state.outcome is None:
+        assert st[K.ST_OUT] == K.OUT_NONE and st[K.ST_TO_MOVE] == state.to_move
+    else:
+        assert _OUTCOMES[int(st[K.ST_OUT])] is state.outcome.termination
+
+
+def _play_both(state: State, rng: random.Random, tb: K.Tables, out: np.ndarray,
+               scratch: np.ndarray) -> tuple[int, Outcome | None]:
+    st = compact_state(state)
+    plies = 0
+    while state.outcome is None:
+        n = K.legal_moves(tb, st, out)
+        moves = [to_move(out[i]) for i in range(n)]
+        assert moves == list(state.legal_moves()), f"after {plies} plies: {state!r}"
+        move = rng.choice(moves)
+        state = state.apply(move)
+        K.apply_move(tb, st, *move_key(move), scratch)
+        _assert_same(state, st)
+        plies += 1
+    assert K.legal_moves(tb, st, out) == 0
+    return plies, state.outcome
+
+
+@pytest.mark.parametrize("name", list(GAMES))
+def test_kernel_matches_engine_on_random_games(name: str) -> None:
+    rules = load_ruleset(name)
+    tb = K.tables_for(rules)
+    out, scratch = _buffers(tb)
+    rng = random.Random(2024)
+    endings: set[Termination] = set()
+    for seed in range(GAMES[name]):
+        _, outcome = _play_both(new_game(rules, seed), rng, tb, out, scratch)
+        assert outcome is not None
+        endings.add(outcome.termination)
+    assert Termination.CAUGHT in endings and len(endings) >= 2
+
+
+def test_kernel_matches_engine_with_fewer_detectives() -> None:
+    rules = load_ruleset("classic").with_detectives(2)
+    tb = K.tables_for(rules)
+    out, scratch = _buffers(tb)
+    rng = random.Random(5)
+    for seed in range(60):
+        _play_both(new_game(rules, seed), rng, tb, out, scratch)
+
+
+@pytest.mark.parametrize("name", ["classic", "grid5"])
+def test_filtered_moves_are_legal_and_drop_early_secrets(name: str) -> None:
+    rules = load_ruleset(name)
+    tb = K.tables_for(rules)
+    out, scratch = _buffers(tb)
+    state = new_game(rules, 11)
+    st = compact_state(state)
+    n = K.filtered_mrx_moves(tb, st, out)
+    filtered = {to_move(out[i]) for i in range(n)}
+    assert filtered and filtered <= set(state.legal_moves())
+    # Rule of the filter: no secret ticket before the first reveal, no unthreatened doubles.
+    assert all(m.ticket != 3 and not m.is_double for m in filtered)
+
+
+@pytest.mark.parametrize("name", list(GAMES))
+def test_playouts_finish_and_are_seeded(name: str) -> None:
+    rules = load_ruleset(name)
+    tb = K.tables_for(rules)
+    st = compact_state(new_game(rules, 3))
+    first = K.random_playouts(tb, st, 300, 0.2, True, 7)
+    assert first == K.random_playouts(tb, st, 300, 0.2, True, 7)
+    assert 0 <= first <= 300
