@@ -77,7 +77,7 @@ def test_kernel_matches_engine_with_fewer_detectives() -> None:
 def test_filtered_moves_are_legal_and_drop_early_secrets(name: str) -> None:
     rules = load_ruleset(name)
     tb = K.tables_for(rules)
-    out, scratch = _buffers(tb)
+    out, _ = _buffers(tb)
     state = new_game(rules, 11)
     st = compact_state(state)
     n = K.filtered_mrx_moves(tb, st, out)
