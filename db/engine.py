@@ -12,6 +12,7 @@ upgrading read locks, which the busy timeout cannot resolve.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -42,6 +43,15 @@ def parse_url(url: str) -> URL:
 def safe_url(url: URL) -> str:
     """The URL as text with any password masked (for messages)."""
     return url.render_as_string(hide_password=True)
+
+
+def check_exists(url: URL) -> None:
+    """Raise :class:`DatabaseError` if ``url`` names a SQLite file that does not exist."""
+    path = url.database
+    if url.get_backend_name() == "sqlite" and path not in (None, "", ":memory:") \
+            and not path.startswith("file:") and not Path(path).exists():
+        raise DatabaseError(f"no database file {path!r} (from {safe_url(url)}); play or "
+                            "serve some games first, or pass --db / set YARD_DB")
 
 
 def create_engine(url: URL) -> Engine:

@@ -29,7 +29,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, selectinload
 
 from db.codec import record_from_dict, record_to_dict
-from db.engine import create_engine, parse_url, safe_url
+from db.engine import check_exists, create_engine, parse_url, safe_url
 from db.errors import DatabaseError, GameNotFoundError, TournamentError
 from db.migrations import migrate
 from db.models import (
@@ -85,10 +85,16 @@ class Database:
         self.url = url_text
 
     @classmethod
-    def connect(cls, url: str) -> Database:
-        """Open (creating or migrating the schema) the database at SQLAlchemy ``url``."""
+    def connect(cls, url: str, *, create: bool = True) -> Database:
+        """Open (creating or migrating the schema) the database at SQLAlchemy ``url``.
+
+        With ``create=False`` a SQLite file that does not exist yet is an error instead of
+        being created (for read-only commands such as ``yard games``).
+        """
         parsed = parse_url(url)
         shown = safe_url(parsed)
+        if not create:
+            check_exists(parsed)
         try:
             engine = create_engine(parsed)
         except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
