@@ -1,0 +1,148 @@
+"""The ``alphabeta`` bot: paranoid alpha-beta search with iterative deepening.
+
+The detectives act as one coalition minimising Mister X's score (:mod:`bots.eval`). Depth
+counts plies (one per seat's move). A detective searches a few determinizations sampled
+uniformly from the public possible-location set and plays the move with the best mean
+value; it never sees Mister X's true station.
+
+Options (defaults in brackets): ``time`` [1.0] seconds per move; ``depth`` [0] fixed depth in
+plies (0: deepen until the time is up; with a fixed depth the search ignores the clock and
+is reproducible); ``samples`` [4] determinizations per detective decision; ``width`` [12]
+most Mister X moves tried at inner nodes after ordering (0: all); ``filter`` [True] Mister X
+move filtering (sensible secret and double moves only).
+
+>>> from game import new_game
+>>> state = new_game("grid5", seed=3)
+>>> bot = AlphaBetaBot(seed=1, depth=3)
+>>> bot.choose(state.view(0), state.legal_moves()) in state.legal_moves()
+True
+"""
+
+from __future__ import annotations
+
+import math
+import time as clock
+from collections.abc import Sequence
+
+from bots.base import Bot
+from bots.eval import Weights, evaluate, filter_mrx_moves, terminal_score
+from bots.registry import BotOptionError
+from game import Move, MrXView, State, View, state_from_view
+
+MAX_DEPTH = 64
+_CHECK_EVERY = 128
+
+
+class _Timeout(Exception):
+    """The move's time is up; the deepest finished iteration is used."""
+
+
+class AlphaBetaBot(Bot):
+    """Paranoid alpha-beta for both roles (see the module docstring for options)."""
+
+    name = "alphabeta"
+
+    def __init__(self, seed: int | None = None, *, time: float = 1.0, depth: int = 0,
+                 samples: int = 4, width: int = 12, filter: bool = True) -> None:
+        super().__init__(seed)
+        if time <= 0 and depth <= 0:
+            raise BotOptionError("bot 'alphabeta': give time > 0 or depth > 0")
+        if samples < 1:
+            raise BotOptionError("bot 'alphabeta': samples must be at least 1")
+        self.time, self.depth, self.samples = time, min(depth, MAX_DEPTH), samples
+        self.width, self.filter = width, filter
+        self.weights = Weights()
+        self.nodes = 0
+        self.reached_depth = 0
+        self._deadline = math.inf
+
+    def describe(self) -> str:
+        return f"alphabeta(depth={self.depth}, samples={self.samples}, width={self.width})"
+
+    # ------------------------------------------------------------------ root
+
+    def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        if len(legal) == 1:
+            return legal[0]
+        self.nodes = 0
+        self._deadline = math.inf if self.depth else clock.perf_counter() + self.time * 0.9
+        roots = self._roots(view)
+        maximise = view.to_move == 0
+        order = self._ordered(roots[0], list(legal), root=True)
+        best = order[0]
+        for depth in range(1, (self.depth or MAX_DEPTH) + 1):
+            try:
+                totals = {m: 0.0 for m in order}
+                for root in roots:
+                    for move, value in self._root_values(root, order, depth).items():
+                        totals[move] += value
+            except _Timeout:
+                break
+            order = sorted(order, key=totals.__getitem__, reverse=maximise)
+            best = order[0]
+            self.reached_depth = depth
+            if abs(totals[best]) / len(roots) > 50_000:
+                break  # a forced result: deeper search cannot change it
+        return best
+
+    def _roots(self, view: View) -> list[State]:
+        if isinstance(view, MrXView):
+            return [state_from_view(view)]
+        stations = sorted(view.possible)
+        picks = self.rng.sample(stations, min(self.samples, len(stations)))
+        return [state_from_view(view, station) for station in picks]
+
+    def _root_values(self, root: State, order: list[Move], depth: int) -> dict[Move, float]:
+        """Exact values of every root move (detective roots), or alpha-beta values with the
+        best one exact (Mister X)."""
+        values: dict[Move, float] = {}
+        alpha = -math.inf
+        for move in order:
+            child = root.apply_unchecked(move)
+            if root.to_move == 0:
+                values[move] = self._search(child, depth - 1, alpha, math.inf, 1)
+                alpha = max(alpha, values[move])
+            else:
+                values[move] = self._search(child, depth - 1, -math.inf, math.inf, 1)
+        return values
+
+    # ------------------------------------------------------------------ search
+
+    def _search(self, state: State, depth: int, alpha: float, beta: float, ply: int) -> float:
+        self.nodes += 1
+        if self.nodes % _CHECK_EVERY == 0 and clock.perf_counter() > self._deadline:
+            raise _Timeout
+        if state.outcome is not None:
+            return terminal_score(state, ply)
+        if depth <= 0:
+            return evaluate(state, self.weights)
+        moves = self._ordered(state, list(state.legal_moves()), root=False)
+        if state.to_move == 0:
+            for move in moves:
+                alpha = max(alpha, self._search(state.apply_unchecked(move), depth - 1,
+                                                alpha, beta, ply + 1))
+                if alpha >= beta:
+                    break
+            return alpha
+        for move in moves:
+            beta = min(beta, self._search(state.apply_unchecked(move), depth - 1,
+                                          alpha, beta, ply + 1))
+            if alpha >= beta:
+                break
+        return beta
+
+    def _ordered(self, state: State, moves: list[Move], root: bool) -> list[Move]:
+        """Mister X: farthest from the nearest detective first (filtered, at most ``width``
+        at inner nodes); a detective: closest to Mister X first."""
+        dist = state.board.distances()
+        if state.to_move != 0:
+            row = dist[state.positions[0]]
+            return sorted(moves, key=lambda m: (int(row[m.to]), m.ticket))
+        if self.filter:
+            moves = filter_mrx_moves(state, moves)
+        dets = state.detective_stations
+        moves.sort(key=lambda m: (-min(int(dist[m.destination, d]) for d in dets),
+                                  m.is_double, m.ticket))
+        if not root and self.width > 0:
+            return moves[:self.width]
+        return moves
