@@ -1,0 +1,156 @@
+"""``yard train dqn``: train a DQN model for one role of one ruleset.
+
+Example (about a minute on one core)::
+
+    yard train dqn --rules grid5 --role detective --opponents random --games 3000 \\
+        --seed 1 --out grid5-detective.npz
+
+Every learning hyperparameter of :class:`~bots.dqn.agent.DqnConfig` and every reward of
+:class:`~bots.dqn.train.Rewards` is an option (``--lr``, ``--reward-mrx-caught``, ...);
+``yard train dqn --help`` lists them with their defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from bots.dqn.agent import DqnConfig
+from bots.dqn.features import Role
+from bots.dqn.model import Arch
+from bots.dqn.train import Rewards, Trainer, TrainingError, TrainSpec, TrainStats
+from game import load_ruleset
+
+_HELP = {
+    "hidden": "hidden layer sizes, comma-separated", "lr": "Adam learning rate",
+    "gamma": "discount per own move", "batch_size": "transitions per gradient step",
+    "buffer_size": "replay buffer capacity", "learn_start": "transitions before learning",
+    "train_every": "own moves per gradient step",
+    "target_sync": "gradient steps between target-network copies",
+    "double_dqn": "Double DQN targets", "eps_start": "initial exploration ε",
+    "eps_end": "final exploration ε", "eps_decay_games": "games over which ε decays",
+    "grad_clip": "gradient-norm clip",
+    "mrx_round": "Mister X: per survived round", "mrx_caught": "Mister X: caught/cornered",
+    "det_possible": "detective: stepping on a possible location",
+    "det_capture": "detective: making the capture", "det_lose": "detectives: losing",
+}
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def _dataclass_options(cls: type[Any], prefix: str = "") -> list[Decorator]:
+    """One click option per dataclass field, with the field's default."""
+    out: list[Decorator] = []
+    for f in dataclasses.fields(cls):
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[operator]
+        flag = "--" + prefix + f.name.replace("_", "-")
+        help_text = _HELP.get(f.name, f.name)
+        if isinstance(default, bool):
+            flags = f"{flag}/--no-{prefix}{f.name.replace('_', '-')}"
+            out.append(click.option(flags, f"{prefix}{f.name}".replace("-", "_"),
+                                    default=default, show_default=True, help=help_text))
+        elif isinstance(default, tuple):
+            out.append(click.option(flag, f"{prefix}{f.name}".replace("-", "_"),
+                                    default=",".join(map(str, default)), show_default=True,
+                                    help=help_text))
+        else:
+            out.append(click.option(flag, f"{prefix}{f.name}".replace("-", "_"),
+                                    type=type(default), default=default, show_default=True,
+                                    help=help_text))
+    return out
+
+
+def _apply(options: list[Decorator]) -> Decorator:
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+    return wrap
+
+
+def _config(kwargs: dict[str, Any]) -> tuple[DqnConfig, Rewards]:
+    values = {f.name: kwargs.pop(f.name) for f in dataclasses.fields(DqnConfig)}
+    try:
+        values["hidden"] = tuple(int(h) for h in str(values["hidden"]).split(","))
+    except ValueError:
+        raise TrainingError(f"--hidden {values['hidden']!r}: give sizes like 128,64") from None
+    rewards = {f.name: kwargs.pop(f"reward_{f.name}") for f in dataclasses.fields(Rewards)}
+    return DqnConfig(**values), Rewards(**rewards)
+
+
+@click.command("dqn")
+@click.option("--rules", "rules_name", required=True, help="ruleset name or .toml path")
+@click.option("--role", type=click.Choice([r.value for r in Role]), required=True)
+@click.option("--opponents", default="random", show_default=True,
+              help="comma-separated bots for the other side (one drawn per game)")
+@click.option("--partner", default=None, help="scripted bot for the other detective seats "
+              "(the learner then plays detective 1 only)")
+@click.option("--games", type=click.IntRange(1), default=2000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--device", default="cpu", show_default=True, help="cpu or cuda")
+@click.option("--arch", type=click.Choice([a.value for a in Arch]), default=None,
+              help="network: mlp or cnn (grids), scorer (graphs); default by board")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="weights file to write (.npz)")
+@click.option("--checkpoint", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="checkpoint path (default: OUT with .ckpt.pt), saved at each evaluation")
+@click.option("--resume", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="checkpoint to continue from (the replay buffer starts empty)")
+@click.option("--eval-every", type=click.IntRange(0), default=500, show_default=True,
+              help="games between greedy evaluations (0: none)")
+@click.option("--eval-games", type=click.IntRange(1), default=100, show_default=True,
+              help="games per opponent in each evaluation")
+@click.option("--keep-best/--keep-last", default=True, show_default=True,
+              help="ship the best evaluated weights, or the last")
+@click.option("--quiet", is_flag=True, help="no progress bar")
+@_apply(_dataclass_options(DqnConfig))
+@_apply(_dataclass_options(Rewards, "reward-"))
+def dqn(rules_name: str, role: str, opponents: str, partner: str | None, games: int,
+        seed: int, device: str, arch: str | None, out: Path, checkpoint: Path | None,
+        resume: Path | None, eval_every: int, eval_games: int, keep_best: bool, quiet: bool,
+        **kwargs: Any) -> None:
+    """Train a DQN model in-process against registered bots and write its weights."""
+    config, rewards = _config(kwargs)
+    names = [n.strip() for n in opponents.split(",") if n.strip()]
+    if not names:
+        raise TrainingError("--opponents needs at least one bot name")
+    spec = TrainSpec(load_ruleset(rules_name), Role(role), names, games, seed, device, partner,
+                     Arch(arch) if arch else None, config, rewards, eval_every, eval_games,
+                     keep_best)
+    trainer = Trainer(spec)
+    ckpt = checkpoint or out.with_suffix(".ckpt.pt")
+    if resume is not None:
+        trainer.resume(resume)
+    stats = _run(trainer, ckpt, quiet)
+    command = "yard train dqn " + shlex.join(sys.argv[3:] if len(sys.argv) > 3 else [])
+    trainer.save_weights(out, {"command": command})
+    trainer.save_checkpoint(ckpt)
+    best = stats.evals[-1] if stats.evals else {}
+    click.echo(f"wrote {out} after {stats.games} games in {stats.seconds:.0f}s; "
+               f"last evaluation {best}; best mean win rate {stats.best_score:.3f}")
+
+
+def _run(trainer: Trainer, ckpt: Path, quiet: bool) -> TrainStats:
+    if quiet:
+        return trainer.train(checkpoint=ckpt)
+    columns = (TextColumn("dqn {task.fields[role]}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("win {task.fields[win]:.2f} loss {task.fields[loss]:.3f} "
+                          "eval {task.fields[eval]}"), TimeElapsedColumn())
+    with Progress(*columns) as bar:
+        task = bar.add_task("train", total=trainer.spec.games, completed=trainer.stats.games,
+                            role=trainer.spec.role.value, win=0.0, loss=0.0, eval="-")
+
+        def update(stats: TrainStats) -> None:
+            last = stats.evals[-1] if stats.evals else {}
+            shown = " ".join(f"{k}={v:.2f}" for k, v in last.items() if k != "games") or "-"
+            bar.update(task, completed=stats.games, win=stats.win_rate, loss=stats.loss,
+                       eval=shown)
+
+        return trainer.train(update, ckpt)
