@@ -1,0 +1,218 @@
+"""Run any :class:`~bots.base.Bot` over the network: the websocket client adapter.
+
+One :class:`BotClient` holds one session and plays every game the server gives it
+concurrently. Each game side (Mister X, or the detective seats it holds) gets its own bot
+instance from ``factory``, seeded from ``game_start.seed``; ``choose`` runs in a worker
+thread so slow bots never stall the connection. A dropped connection is resumed with the
+session's resume token, so running games carry on.
+
+>>> client = BotClient(lambda: make_bot("random"), "ws://127.0.0.1:1", name="random")
+>>> client.name
+'random'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from bots.base import Bot
+from bots.registry import make_bot
+from game import Move, Outcome, Ruleset, parse_seat
+from game.errors import YardError
+from game.views import rules_from_definition, view_from_dict
+from protocol import (
+    PROTOCOL_VERSION,
+    Error,
+    ErrorCode,
+    GameOver,
+    GameStart,
+    Hello,
+    Message,
+    MoveMsg,
+    Ping,
+    Pong,
+    Welcome,
+    YourTurn,
+    decode,
+    encode,
+)
+
+log = logging.getLogger(__name__)
+
+__all__ = ["BotClient", "ClientError", "make_bot"]
+
+GOING_AWAY = 1001
+"""Close code the server uses when it shuts down: the client stops instead of resuming."""
+
+RESUME_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
+"""Seconds to wait before each reconnect attempt."""
+
+
+class ClientError(YardError):
+    """The server refused this client (bad token, protocol version) or is unreachable."""
+
+
+@dataclass
+class _Game:
+    rules: Ruleset
+    bots: dict[str, Bot] = field(default_factory=dict)  # side ("mrx"/"detectives") -> bot
+
+
+class _ResumeRejected(Exception):
+    """The server no longer knows our session; reconnect as a new one."""
+
+
+def _side(seat: str) -> str:
+    return "mrx" if seat == "mrx" else "detectives"
+
+
+class BotClient:
+    """Plays games for ``name`` on the server at ``url`` until stopped or ``max_games``."""
+
+    def __init__(self, factory: Callable[[], Bot], url: str, name: str, version: str = "",
+                 token: str | None = None, max_games: int | None = None,
+                 retries: int = len(RESUME_DELAYS)) -> None:
+        self.factory = factory
+        self.url = url
+        self.name = name
+        self.version = version
+        self.token = token
+        self.max_games = max_games
+        self.retries = retries
+        self.games_played = 0
+        self.stopped = False
+        self.session: str | None = None
+        self._resume: str | None = None
+        self._games: dict[str, _Game] = {}
+        self._rules: dict[str, Ruleset] = {}
+        self._ws: ClientConnection | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.connected = asyncio.Event()
+
+    async def run(self) -> int:
+        """Play until the server goes away for good or ``max_games`` are done."""
+        failures = 0
+        while not self._done():
+            try:
+                await self._session()
+                failures = 0
+            except (OSError, ConnectionClosed, InvalidHandshake, TimeoutError,
+                    _ResumeRejected) as exc:
+                if failures >= self.retries:
+                    raise ClientError(f"cannot reach {self.url}: {exc}") from None
+                delay = RESUME_DELAYS[min(failures, len(RESUME_DELAYS) - 1)]
+                failures += 1
+                log.warning("%s: connection lost (%s); retrying in %.1fs", self.name, exc, delay)
+                await asyncio.sleep(delay)
+        return self.games_played
+
+    def _done(self) -> bool:
+        if self.stopped:
+            return True
+        return self.max_games is not None and self.games_played >= self.max_games
+
+    async def _session(self) -> None:
+        try:
+            ws = await connect(self.url, proxy=None, compression=None, max_size=2**22)
+        except InvalidURI as exc:
+            raise ClientError(f"bad server URL {self.url!r}: {exc}") from None
+        async with ws:
+            self._ws = ws
+            await ws.send(encode(Hello(PROTOCOL_VERSION, self.name, self.version, self.token,
+                                       self._resume)))
+            async for frame in ws:
+                self._on_message(decode(frame, max_size=2**22))
+                if self._done():
+                    break
+        self._ws = None
+        self.connected.clear()
+        if ws.close_code == GOING_AWAY:
+            log.info("%s: server shut down", self.name)
+            self.stopped = True
+
+    # ------------------------------------------------------------------ messages
+
+    def _on_message(self, msg: Message) -> None:
+        if isinstance(msg, Welcome):
+            self.session, self._resume = msg.session, msg.resume_token
+            self.connected.set()
+        elif isinstance(msg, GameStart):
+            self._start(msg)
+        elif isinstance(msg, YourTurn):
+            task = asyncio.create_task(self._play(msg))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        elif isinstance(msg, GameOver):
+            self._over(msg)
+        elif isinstance(msg, Ping):
+            self._send(Pong(msg.nonce))
+        elif isinstance(msg, Error):
+            self._error(msg)
+
+    def _error(self, msg: Error) -> None:
+        if msg.code is ErrorCode.BAD_RESUME_TOKEN:
+            self._resume = None  # start a fresh session next time
+            raise _ResumeRejected(msg.message)
+        if msg.ref == "hello":
+            raise ClientError(f"server refused {self.name!r}: {msg.message}")
+        log.warning("%s: server error %s: %s", self.name, msg.code.value, msg.message)
+
+    def _start(self, msg: GameStart) -> None:
+        key = json.dumps(msg.rules, sort_keys=True)
+        rules = self._rules.get(key)
+        if rules is None:
+            rules = self._rules[key] = rules_from_definition(msg.rules)
+        game = self._games.setdefault(msg.game, _Game(rules))
+        side = _side(msg.seats[0])
+        if side not in game.bots:
+            bot = self.factory()
+            bot.begin(rules, [parse_seat(s) for s in msg.seats], msg.seed)
+            game.bots[side] = bot
+
+    async def _play(self, msg: YourTurn) -> None:
+        game = self._games.get(msg.game)
+        if game is None or _side(msg.seat) not in game.bots:
+            log.warning("%s: your_turn for unknown game %s", self.name, msg.game)
+            return
+        view = view_from_dict(msg.view, game.rules)
+        legal: Sequence[Move] = [Move.parse(t) for t in msg.legal]
+        bot = game.bots[_side(msg.seat)]
+        try:
+            move = await asyncio.to_thread(bot.choose, view, legal)
+        except Exception:
+            log.exception("%s: bot failed in game %s turn %d", self.name, msg.game, msg.turn)
+            return
+        self._send(MoveMsg(msg.game, msg.turn, str(move), msg.seat))
+
+    def _over(self, msg: GameOver) -> None:
+        game = self._games.pop(msg.game, None)
+        if game is None:
+            return
+        seat = None if msg.seat is None else parse_seat(msg.seat)
+        outcome = Outcome(msg.winner, msg.termination, seat)
+        for bot in game.bots.values():
+            bot.game_over(outcome)
+        self.games_played += 1
+
+    def _send(self, msg: Message) -> None:
+        ws = self._ws
+        if ws is None:
+            return
+        task = asyncio.create_task(self._send_now(ws, encode(msg)))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    @staticmethod
+    async def _send_now(ws: ClientConnection, text: str) -> None:
+        # A move lost to a dropped connection is harmless: the server re-sends the turn
+        # after we resume.
+        with contextlib.suppress(ConnectionClosed):
+            await ws.send(text)

@@ -1,0 +1,140 @@
+"""An asyncio admin client: list connected bots, start matches, await their results.
+
+Used by ``yard match`` and by the tournament runner. Requests are answered in order, so
+replies are matched to requests first-in first-out; ``match_result`` pushes are matched by
+game id and may arrive at any time.
+
+Example (against a running server)::
+
+    async with AdminClient(url) as admin:
+        game = await admin.start_match(StartMatch("classic", "random", ["random"], seed=1))
+        result = await admin.result(game)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from types import TracebackType
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from game.errors import YardError
+from protocol import (
+    PROTOCOL_VERSION,
+    BotInfo,
+    Bots,
+    Error,
+    ErrorCode,
+    Hello,
+    ListBots,
+    MatchResult,
+    MatchStarted,
+    Message,
+    Role,
+    StartMatch,
+    Welcome,
+    decode,
+    encode,
+)
+
+
+class AdminError(YardError):
+    """The server answered an admin request with an error; ``code`` says which."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class AdminClient:
+    """An admin connection (async context manager)."""
+
+    def __init__(self, url: str, token: str | None = None, name: str = "admin") -> None:
+        self.url = url
+        self.token = token
+        self.name = name
+        self._ws: ClientConnection | None = None
+        self._replies: asyncio.Queue[Message] = asyncio.Queue()
+        self._results: dict[str, asyncio.Future[MatchResult]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    async def __aenter__(self) -> AdminClient:
+        try:
+            self._ws = await connect(self.url, proxy=None, compression=None, max_size=2**22)
+        except (OSError, TimeoutError) as exc:
+            raise AdminError(ErrorCode.SHUTTING_DOWN, f"cannot reach {self.url}: {exc}") from None
+        await self._ws.send(encode(Hello(PROTOCOL_VERSION, self.name, "", self.token,
+                                         role=Role.ADMIN)))
+        reply = decode(await self._ws.recv(), max_size=2**22)
+        if not isinstance(reply, Welcome):
+            await self._ws.close()
+            raise _as_error(reply)
+        self._reader = asyncio.create_task(self._read())
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        if self._ws is not None:
+            await self._ws.close()
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+
+    async def list_bots(self) -> list[BotInfo]:
+        """Connected bots."""
+        reply = await self._request(ListBots())
+        if not isinstance(reply, Bots):
+            raise _as_error(reply)
+        return reply.bots
+
+    async def start_match(self, request: StartMatch) -> str:
+        """Start a game; returns its id (raises :class:`AdminError`, e.g. with code
+        ``bot_not_connected``)."""
+        reply = await self._request(request)
+        if not isinstance(reply, MatchStarted):
+            raise _as_error(reply)
+        self._results.setdefault(reply.game, asyncio.get_running_loop().create_future())
+        return reply.game
+
+    async def result(self, game: str, timeout: float | None = None) -> MatchResult:
+        """Wait for the result of ``game`` (pushed once its record is stored)."""
+        future = self._results.setdefault(game, asyncio.get_running_loop().create_future())
+        result = await asyncio.wait_for(asyncio.shield(future), timeout)
+        self._results.pop(game, None)
+        return result
+
+    async def _request(self, msg: Message) -> Message:
+        assert self._ws is not None, "use AdminClient as an async context manager"
+        async with self._lock:
+            await self._ws.send(encode(msg))
+            return await self._replies.get()
+
+    async def _read(self) -> None:
+        assert self._ws is not None
+        try:
+            async for frame in self._ws:
+                msg = decode(frame, max_size=2**22)
+                if isinstance(msg, MatchResult):
+                    future = self._results.setdefault(
+                        msg.game, asyncio.get_running_loop().create_future())
+                    if not future.done():
+                        future.set_result(msg)
+                elif isinstance(msg, Bots | MatchStarted | Error):
+                    self._replies.put_nowait(msg)
+        except ConnectionClosed:
+            pass
+        lost = AdminError(ErrorCode.SHUTTING_DOWN, "connection to the server was lost")
+        for future in self._results.values():
+            if not future.done():
+                future.set_exception(lost)
+        self._replies.put_nowait(Error(ErrorCode.SHUTTING_DOWN, str(lost)))
+
+
+def _as_error(reply: Message) -> AdminError:
+    if isinstance(reply, Error):
+        return AdminError(reply.code, reply.message)
+    return AdminError(ErrorCode.BAD_VALUE, f"unexpected reply {reply.TYPE}")
