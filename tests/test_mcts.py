@@ -87,9 +87,9 @@ def test_detective_cannot_peek(seed: int) -> None:
     assert real.mrx_station != twin.mrx_station
     view_a, view_b = real.view(real.to_move), twin.view(twin.to_move)
     assert view_a.to_dict() == view_b.to_dict()
-    for options in ({"profile": "tuned"}, {}):
-        a = MctsBot(seed=7, iterations=400, **options).choose(view_a, real.legal_moves())
-        b = MctsBot(seed=7, iterations=400, **options).choose(view_b, twin.legal_moves())
+    for profile in ("tuned", "baseline"):
+        a = MctsBot(seed=7, iterations=400, profile=profile).choose(view_a, real.legal_moves())
+        b = MctsBot(seed=7, iterations=400, profile=profile).choose(view_b, twin.legal_moves())
         assert a == b
 
 
