@@ -1,0 +1,109 @@
+"""DQN encoders: shapes, action masks, and no leak of Mister X's hidden station."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from bots.dqn.features import (
+    CANDIDATE_FEATURES,
+    Direction,
+    GraphEncoder,
+    GridEncoder,
+    move_of,
+    observe,
+)
+from game import Move, State, Ticket, load_ruleset, new_game
+
+
+def _play_until_hidden(rules: str, seed: int) -> State:
+    """A detective-to-move state off a reveal, with at least two possible stations."""
+    rng = random.Random(seed)
+    for attempt in range(50):
+        state = new_game(rules, seed * 100 + attempt)
+        while state.outcome is None:
+            if state.to_move == 1 and len(state.possible_locations()) > 1 and state.move_number:
+                return state
+            state = state.apply_unchecked(rng.choice(state.legal_moves()))
+    raise AssertionError("no hidden position found")
+
+
+def test_grid_shapes_and_mask_match_legal_moves() -> None:
+    rules = load_ruleset("grid5")
+    enc = GridEncoder(rules)
+    rng = random.Random(4)
+    for seed in range(20):
+        state = new_game(rules, seed)
+        while state.outcome is None:
+            view = state.view(state.to_move)
+            legal = state.legal_moves()
+            obs = observe(enc, view, legal)
+            assert obs.state.shape == (4 * 25 + 4,)
+            assert obs.mask is not None and obs.mask.shape == (4,)
+            assert obs.mask.sum() == len(legal)
+            for action in np.flatnonzero(obs.mask):
+                assert move_of(enc, view, legal, int(action)) in legal
+            state = state.apply_unchecked(rng.choice(legal))
+
+
+def test_grid_directions_follow_rows_and_columns() -> None:
+    enc = GridEncoder(load_ruleset("grid5"))
+    assert enc.direction(13, Move(Ticket.TAXI, 8)) is Direction.UP
+    assert enc.direction(13, Move(Ticket.TAXI, 18)) is Direction.DOWN
+    assert enc.direction(13, Move(Ticket.TAXI, 12)) is Direction.LEFT
+    assert enc.direction(13, Move(Ticket.TAXI, 14)) is Direction.RIGHT
+    with pytest.raises(ValueError):
+        enc.direction(5, Move(Ticket.TAXI, 6))  # end of a row is not adjacent to the next
+    corner = enc.mask(1, [Move(Ticket.TAXI, 2), Move(Ticket.TAXI, 6)])
+    assert corner.tolist() == [False, True, False, True]
+
+
+def test_grid_planes_mark_pieces() -> None:
+    state = new_game("grid5", seed=2)
+    enc = GridEncoder(state.rules)
+    x = enc.encode(state.view(0))
+    assert x[state.mrx_station - 1] == 1.0
+    assert x[50 + state.detective_stations[0] - 1] == 1.0  # seat 1 is "another" detective
+    assert x[75:100].sum() == 0.0  # Mister X acting: no acting-detective plane
+    state = state.apply(state.legal_moves()[0])
+    y = enc.encode(state.view(1))
+    assert y[75 + state.detective_stations[0] - 1] == 1.0
+    assert y[50 + state.detective_stations[1] - 1] == 1.0
+    assert y[:25].sum() == pytest.approx(1.0)  # a probability over the possible set
+
+
+def test_graph_shapes() -> None:
+    state = new_game("classic", seed=5)
+    enc = GraphEncoder(state.rules)
+    obs = observe(enc, state.view(0), state.legal_moves())
+    assert obs.state.shape == (enc.state_dim,)
+    assert obs.cands is not None and obs.dests is not None
+    assert obs.cands.shape == (len(state.legal_moves()), len(CANDIDATE_FEATURES))
+    assert obs.dests.tolist() == [m.destination for m in state.legal_moves()]
+    double = [i for i, m in enumerate(state.legal_moves()) if m.is_double]
+    assert double and obs.cands[double, CANDIDATE_FEATURES.index("double")].all()
+
+
+@pytest.mark.parametrize("rules", ["grid5", "classic", "warwick"])
+def test_detective_input_ignores_hidden_mrx_station(rules: str) -> None:
+    state = _play_until_hidden(rules, 3)
+    view = state.view(1)
+    others = sorted(view.possible - {state.mrx_station})
+    twin = _moved(state, others[0], state.to_move)
+    enc = GridEncoder(state.rules) if state.board.is_grid else GraphEncoder(state.rules)
+    a = observe(enc, view, state.legal_moves())
+    b = observe(enc, twin.view(1), twin.legal_moves())
+    assert np.array_equal(a.state, b.state)
+    if a.cands is not None and b.cands is not None:
+        assert np.array_equal(a.cands, b.cands)
+    # Mister X's own input does change: the test can fail.
+    mine, other = _moved(state, state.mrx_station, 0), _moved(state, others[0], 0)
+    assert not np.array_equal(enc.encode(mine.view(0)), enc.encode(other.view(0)))
+
+
+def _moved(state: State, mrx: int, to_move: int) -> State:
+    """``state`` with Mister X on ``mrx`` and ``to_move`` to play; same public information."""
+    return State._make(state.rules, (mrx, *state.detective_stations), state.tickets,
+                       state.log, to_move, belief=state.possible_locations())

@@ -1,0 +1,103 @@
+"""DQN learning: a short run improves on grid5; weights and checkpoints round-trip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from bots.dqn.agent import DqnConfig
+from bots.dqn.bot import load_model
+from bots.dqn.features import Role, observe
+from bots.dqn.model import build_net, export_params, load_params
+from bots.dqn.policy import WeightsError, load_weights
+from bots.dqn.train import Trainer, TrainingError, TrainSpec
+from game import load_ruleset, new_game
+
+FAST = DqnConfig(hidden=(64, 32), lr=1e-3, learn_start=300, train_every=2, target_sync=200,
+                 eps_decay_games=250, buffer_size=5_000)
+
+
+def _spec(rules: str, role: Role, games: int, **kw: object) -> TrainSpec:
+    return TrainSpec(load_ruleset(rules), role, ["random"], games, seed=11, config=FAST,
+                     eval_every=0, **kw)  # type: ignore[arg-type]
+
+
+def test_short_training_beats_untrained_net_on_grid5() -> None:
+    trainer = Trainer(_spec("grid5", Role.DETECTIVE, 400))
+    before = trainer.evaluate(150)["random"]
+    trainer.train()
+    after = trainer.evaluate(150)["random"]
+    assert after >= before + 0.15, (before, after)
+
+
+def _trained(rules: str, role: Role, games: int = 40) -> Trainer:
+    cfg = DqnConfig(hidden=(32, 16), learn_start=50, eps_decay_games=20, batch_size=16)
+    trainer = Trainer(TrainSpec(load_ruleset(rules), role, ["random"], games, seed=3,
+                                config=cfg, eval_every=0))
+    trainer.train()
+    return trainer
+
+
+@pytest.mark.parametrize(("rules", "role"), [("grid5", Role.MRX), ("dash", Role.DETECTIVE)])
+def test_weights_round_trip_gives_identical_q_values(rules: str, role: Role,
+                                                     tmp_path: Path) -> None:
+    trainer = _trained(rules, role, games=6 if rules == "dash" else 40)
+    assert trainer.agent.updates > 0 or rules == "dash"
+    path = tmp_path / "w.npz"
+    trainer.save_weights(path, {"command": "test"})
+    meta, params = load_weights(path)
+    net = build_net(meta)
+    load_params(net, params)
+    model = load_model(path, trainer.spec.rules, role)
+    state = new_game(rules, seed=8)
+    if role is Role.DETECTIVE:
+        state = state.apply(state.legal_moves()[0])
+    obs = observe(model.encoder, state.view(state.to_move), state.legal_moves())
+    trained_q = trainer.agent.q_values(obs)
+    trainer.agent.net = net
+    assert np.array_equal(trainer.agent.q_values(obs), trained_q)
+    finite = np.isfinite(trained_q)
+    assert np.allclose(model.q(obs)[finite], trained_q[finite], atol=1e-5)
+
+
+def test_checkpoint_resume_continues_the_run(tmp_path: Path) -> None:
+    trainer = _trained("grid5", Role.DETECTIVE, games=30)
+    ckpt = tmp_path / "run.ckpt.pt"
+    trainer.save_checkpoint(ckpt)
+    again = Trainer(TrainSpec(load_ruleset("grid5"), Role.DETECTIVE, ["random"], 45, seed=3,
+                              config=trainer.spec.config, eval_every=0))
+    again.resume(ckpt)
+    assert again.stats.games == 30
+    for a, b in zip(again.agent.net.parameters(), trainer.agent.net.parameters(), strict=True):
+        assert torch.equal(a, b)
+    again.train()
+    assert again.stats.games == 45
+
+
+def test_resume_rejects_a_checkpoint_of_another_model(tmp_path: Path) -> None:
+    trainer = _trained("grid5", Role.MRX, games=2)
+    ckpt = tmp_path / "mrx.ckpt.pt"
+    trainer.save_checkpoint(ckpt)
+    other = Trainer(_spec("grid5", Role.DETECTIVE, 2))
+    with pytest.raises(WeightsError, match="not for this run"):
+        other.resume(ckpt)
+
+
+def test_bad_requests_are_clear_errors() -> None:
+    with pytest.raises(TrainingError, match="cannot play detectives"):
+        Trainer(TrainSpec(load_ruleset("grid5"), Role.MRX, ["run"], 1))
+    if not torch.cuda.is_available():
+        with pytest.raises(TrainingError, match="CUDA is not available"):
+            Trainer(TrainSpec(load_ruleset("grid5"), Role.MRX, ["random"], 1, device="cuda"))
+
+
+def test_loaded_params_match_export() -> None:
+    trainer = _trained("grid5", Role.MRX, games=1)
+    params = export_params(trainer.agent.net)
+    net = build_net(trainer.meta)
+    load_params(net, params)
+    for key, value in net.state_dict().items():
+        assert np.array_equal(value.numpy(), params[key])
