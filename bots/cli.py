@@ -1,0 +1,80 @@
+"""``yard bot`` (run a built-in bot as a network client) and ``yard bots`` (list them)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+
+import click
+
+from bots.client import BotClient
+from bots.registry import bot_class, bot_names, make_bot, parse_options
+
+
+@click.command()
+@click.argument("name")
+@click.option("--url", required=True, help="Server URL, e.g. ws://127.0.0.1:8765.")
+@click.option("--token", help="This bot's token, if the server requires one.")
+@click.option("--name", "display", help="Name announced to the server (default: NAME).")
+@click.option("--version", "version", default="", help="Version announced to the server.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Bot option.")
+@click.option("--seed", type=int, help="Seed for bots created before any game seed arrives.")
+@click.option("--games", type=int, help="Exit after this many games.")
+@click.option("-v", "--verbose", is_flag=True, help="Log connection events.")
+def bot(name: str, url: str, token: str | None, display: str | None, version: str,
+        options: tuple[str, ...], seed: int | None, games: int | None, verbose: bool) -> None:
+    """Run built-in bot NAME as a client of the server at --url; one process plays many
+    games at once and resumes its session after a dropped connection."""
+    parsed = parse_options(options)
+    make_bot(name, seed, parsed)  # fail fast on unknown bots and options
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    client = BotClient(lambda: make_bot(name, seed, parsed), url, display or name,
+                       version, token, games)
+    played = asyncio.run(_run(client))
+    click.echo(f"{client.name}: played {played} games", err=True)
+
+
+async def _run(client: BotClient) -> int:
+    task = asyncio.create_task(client.run())
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, task.cancel)
+    announce = asyncio.create_task(_announce(client))
+    try:
+        return await task
+    except asyncio.CancelledError:
+        return client.games_played
+    finally:
+        announce.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await announce
+
+
+async def _announce(client: BotClient) -> None:
+    """Print one ``connected`` line (launchers wait for it instead of sleeping)."""
+    await client.connected.wait()
+    click.echo(f"connected as {client.name} (session {client.session})")
+    sys.stdout.flush()
+
+
+@click.command("bots")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def list_bots(as_json: bool) -> None:
+    """List the built-in bots and the roles they can play."""
+    rows = []
+    for name in bot_names():
+        try:
+            roles = sorted(bot_class(name).roles)
+        except Exception:  # a bot whose module is not built yet
+            roles = []
+        rows.append({"name": name, "roles": roles})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        click.echo(f"{row['name']:<12} {', '.join(row['roles']) or '(unavailable)'}")

@@ -1,0 +1,181 @@
+"""``yard serve`` (run a match server) and ``yard match`` (play one game between bots)."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import os
+import signal
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import click
+
+from game.errors import YardError
+from protocol import OnTimeout, Policy, StartMatch, TimeControl, to_json
+from protocol.messages import MatchResult
+from server.admin import AdminClient, AdminError
+from server.app import GameSink, MatchServer
+from server.core import ServerConfig
+from server.processes import Child, start_bot, start_server
+
+
+class ServerConfigError(YardError):
+    """A server option or token file is invalid."""
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def load_token_file(path: str) -> tuple[dict[str, str], str | None]:
+    """Read bot tokens (``[bots] name = "token"``) and an optional ``admin_token``."""
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ServerConfigError(f"token file {path}: {exc}") from None
+    bots = data.get("bots", {})
+    if not isinstance(bots, dict) or not all(isinstance(v, str) for v in bots.values()):
+        raise ServerConfigError(f"token file {path}: [bots] must map names to token strings")
+    admin = data.get("admin_token")
+    if admin is not None and not isinstance(admin, str):
+        raise ServerConfigError(f"token file {path}: admin_token must be a string")
+    return dict(bots), admin
+
+
+def _open_db(url: str) -> GameSink:
+    from db.store import Database
+
+    return Database.connect(url)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8765, show_default=True, help="Port (0 picks a free one).")
+@click.option("--db", "db_url", default="sqlite:///yard.db", show_default=True,
+              help="SQLAlchemy URL where finished games are stored.")
+@click.option("--token-file", type=click.Path(dir_okay=False),
+              help='TOML file: [bots] name = "token", and optional admin_token.')
+@click.option("--bot-token", multiple=True, metavar="NAME=TOKEN", help="Require a bot token.")
+@click.option("--admin-token", help="Token for admin actions (needed off loopback).")
+@click.option("--move-time", default=10.0, show_default=True, help="Default seconds per move.")
+@click.option("--bank-time", default=0.0, show_default=True, help="Default bank seconds.")
+@click.option("--grace", default=10.0, show_default=True,
+              help="Seconds a disconnected bot has to resume before it forfeits.")
+@click.option("--ready-file", type=click.Path(dir_okay=False),
+              help="Write the server URL here once listening.")
+def serve(host: str, port: int, db_url: str, token_file: str | None,
+          bot_token: tuple[str, ...], admin_token: str | None, move_time: float,
+          bank_time: float, grace: float, ready_file: str | None) -> None:
+    """Run a match server until SIGINT/SIGTERM (running games are stored as aborted)."""
+    bots, file_admin = load_token_file(token_file) if token_file else ({}, None)
+    for pair in bot_token:
+        name, sep, token = pair.partition("=")
+        if not sep or not name or not token:
+            raise ServerConfigError(f"--bot-token {pair!r} must look like NAME=TOKEN")
+        bots[name] = token
+    admin = admin_token or file_admin
+    if move_time <= 0 or bank_time < 0 or grace < 0:
+        raise ServerConfigError("--move-time must be > 0, --bank-time and --grace >= 0")
+    config = ServerConfig(bot_tokens=bots, admin_token=admin,
+                          admin_open=admin is None and is_loopback(host),
+                          time_control=TimeControl(move_time, bank_time), grace_s=grace)
+    asyncio.run(_serve(config, _open_db(db_url), host, port, ready_file))
+
+
+async def _serve(config: ServerConfig, sink: GameSink, host: str, port: int,
+                 ready_file: str | None) -> None:
+    server = MatchServer(config, sink, host, port)
+    try:
+        url = await server.start()
+    except OSError as exc:
+        raise ServerConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    if ready_file:
+        tmp = Path(f"{ready_file}.tmp")
+        tmp.write_text(url + "\n")
+        os.replace(tmp, ready_file)
+    click.echo(f"listening on {url}")
+    sys.stdout.flush()
+    if not config.admin_open and config.admin_token is None:
+        click.echo("warning: no --admin-token off loopback: admin actions are disabled",
+                   err=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await server.stop()
+    click.echo(f"stopped; {server.games_saved} games stored", err=True)
+
+
+@click.command()
+@click.option("--rules", default="classic", show_default=True, help="Ruleset name or file.")
+@click.option("--mrx", required=True, help="Bot name playing Mister X.")
+@click.option("--detectives", required=True, help="Bot name(s), comma separated, per seat.")
+@click.option("--server", "server_url", help="Running server URL (else start one locally).")
+@click.option("--seed", type=int, help="Game seed (random when omitted).")
+@click.option("--n-detectives", type=int, help="Number of detectives (ruleset default).")
+@click.option("--move-time", default=10.0, show_default=True, help="Seconds per move.")
+@click.option("--bank-time", default=0.0, show_default=True, help="Bank seconds per seat.")
+@click.option("--on-timeout", type=click.Choice([p.value for p in OnTimeout]),
+              default="forfeit", show_default=True)
+@click.option("--max-illegal", default=3, show_default=True, help="Bad tries before forfeit.")
+@click.option("--admin-token", help="Admin token of the server.")
+@click.option("--db", "db_url", default="sqlite:///yard.db", show_default=True,
+              help="Database of the local server (without --server).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def match(rules: str, mrx: str, detectives: str, server_url: str | None, seed: int | None,
+          n_detectives: int | None, move_time: float, bank_time: float, on_timeout: str,
+          max_illegal: int, admin_token: str | None, db_url: str, as_json: bool) -> None:
+    """Play one game between connected bots (or built-in bots started here) and print it."""
+    names = [n.strip() for n in detectives.split(",") if n.strip()]
+    request = StartMatch(rules, mrx, names, seed, n_detectives,
+                         TimeControl(move_time, bank_time),
+                         Policy(OnTimeout(on_timeout), max_illegal))
+    if server_url:
+        result = asyncio.run(_remote(server_url, admin_token, request))
+    else:
+        result = asyncio.run(_local(db_url, request))
+    _print_result(result, as_json)
+
+
+async def _remote(url: str, token: str | None, request: StartMatch) -> MatchResult:
+    try:
+        async with AdminClient(url, token, name="yard-match") as admin:
+            game = await admin.start_match(request)
+            return await admin.result(game)
+    except AdminError as exc:
+        raise ServerConfigError(f"{url}: {exc}") from None
+
+
+async def _local(db_url: str, request: StartMatch) -> MatchResult:
+    server, url = await start_server(db_url)
+    bots: list[Child] = []
+    try:
+        for name in dict.fromkeys([request.mrx, *request.detectives]):
+            bots.append(await start_bot(name, url))
+        return await _remote(url, None, request)
+    finally:
+        for child in bots:
+            await child.stop()
+        await server.stop()
+
+
+def _print_result(result: MatchResult, as_json: bool) -> None:
+    if as_json:
+        data: dict[str, Any] = to_json(result)
+        click.echo(json.dumps(data, indent=2))
+        return
+    winner = result.winner.value if result.winner else "nobody"
+    seat = f", seat {result.seat}" if result.seat else ""
+    click.echo(f"game {result.game}: {winner} won ({result.termination.value}{seat}) "
+               f"after {result.moves} moves")

@@ -1,0 +1,76 @@
+"""Start ``yard serve`` and ``yard bot`` as subprocesses and learn when they are ready.
+
+Readiness comes from the child's first stdout line (``listening on ws://...`` from the
+server, ``connected ...`` from a bot), so callers never sleep-and-hope. Used by
+``yard match`` without ``--server`` and by the tournament runner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Sequence
+
+from game.errors import YardError
+
+READY_TIMEOUT_S = 60.0
+
+
+class ProcessError(YardError):
+    """A child process failed to start or to report ready."""
+
+
+def yard_argv(*args: str) -> list[str]:
+    """The command line running ``yard ARGS`` with this interpreter."""
+    return [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])",
+            *args]
+
+
+class Child:
+    """A running ``yard`` subprocess whose first stdout line said it is ready."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, ready_line: str) -> None:
+        self.proc = proc
+        self.ready_line = ready_line
+
+    @classmethod
+    async def start(cls, args: Sequence[str], expect: str,
+                    timeout: float = READY_TIMEOUT_S) -> Child:
+        """Run ``yard ARGS``; wait for a stdout line starting with ``expect``."""
+        proc = await asyncio.create_subprocess_exec(
+            *yard_argv(*args), stdout=asyncio.subprocess.PIPE, stderr=None)
+        assert proc.stdout is not None
+        try:
+            line = await asyncio.wait_for(proc.stdout.readline(), timeout)
+        except TimeoutError:
+            line = b""
+        text = line.decode().strip()
+        if not text.startswith(expect):
+            await cls(proc, text).stop()
+            raise ProcessError(f"`yard {' '.join(args)}` did not start (got {text!r:.200})")
+        return cls(proc, text)
+
+    async def stop(self, timeout: float = 10.0) -> int:
+        """SIGTERM, wait, SIGKILL if needed; returns the exit status."""
+        if self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(self.proc.wait(), timeout)
+            except TimeoutError:
+                self.proc.kill()
+                await self.proc.wait()
+        return self.proc.returncode or 0
+
+
+async def start_server(db_url: str, *extra: str) -> tuple[Child, str]:
+    """``yard serve --port 0``; returns the child and its ``ws://`` URL."""
+    child = await Child.start(["serve", "--port", "0", "--db", db_url, *extra], "listening on")
+    return child, child.ready_line.split()[-1]
+
+
+async def start_bot(name: str, url: str, *extra: str) -> Child:
+    """``yard bot NAME --url URL``; returns once it is connected."""
+    return await Child.start(["bot", name, "--url", url, *extra], "connected")
