@@ -2,7 +2,7 @@
 
 Format (fields separated by spaces, any order)::
 
-    rules=classic turn=d2 mrx=45:4.3.3.2.5 det=13:10.8.4,26:9.8.4 log=taxi:44,bus:45
+    rules=classic turn=d2 mrx=58:4.3.3.2.5 det=13:10.8.4,26:9.8.4 log=taxi:46,bus:58
 
 * ``mrx``/``det``: station, then ``:`` and ticket counts taxi.bus.underground[.secret.double]
   (omitted for a side that needs no tickets). ``det`` lists detectives in seat order.
