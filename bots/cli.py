@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import signal
-import sys
 
 import click
 
-from bots.client import BotClient
+from bots.client import BotClient, run_client
 from bots.registry import bot_class, bot_names, make_bot, parse_options
 
 
@@ -35,31 +32,8 @@ def bot(name: str, url: str, token: str | None, display: str | None, version: st
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     client = BotClient(lambda: make_bot(name, seed, parsed), url, display or name,
                        version, token, games)
-    played = asyncio.run(_run(client))
+    played = asyncio.run(run_client(client))
     click.echo(f"{client.name}: played {played} games", err=True)
-
-
-async def _run(client: BotClient) -> int:
-    task = asyncio.create_task(client.run())
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, task.cancel)
-    announce = asyncio.create_task(_announce(client))
-    try:
-        return await task
-    except asyncio.CancelledError:
-        return client.games_played
-    finally:
-        announce.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await announce
-
-
-async def _announce(client: BotClient) -> None:
-    """Print one ``connected`` line (launchers wait for it instead of sleeping)."""
-    await client.connected.wait()
-    click.echo(f"connected as {client.name} (session {client.session})")
-    sys.stdout.flush()
 
 
 @click.command("bots")

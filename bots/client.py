@@ -17,6 +17,8 @@ import asyncio
 import contextlib
 import json
 import logging
+import signal
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -47,7 +49,7 @@ from protocol import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BotClient", "ClientError", "make_bot"]
+__all__ = ["BotClient", "ClientError", "make_bot", "run_client"]
 
 GOING_AWAY = 1001
 """Close code the server uses when it shuts down: the client stops instead of resuming."""
@@ -216,3 +218,27 @@ class BotClient:
         # after we resume.
         with contextlib.suppress(ConnectionClosed):
             await ws.send(text)
+
+
+async def run_client(client: BotClient) -> int:
+    """Run ``client`` until done or SIGINT/SIGTERM; prints one ``connected as NAME`` line
+    to stdout once the server has welcomed it (launchers wait for that line)."""
+    task = asyncio.create_task(client.run())
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, task.cancel)
+    announce = asyncio.create_task(_announce(client))
+    try:
+        return await task
+    except asyncio.CancelledError:
+        return client.games_played
+    finally:
+        announce.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await announce
+
+
+async def _announce(client: BotClient) -> None:
+    await client.connected.wait()
+    print(f"connected as {client.name} (session {client.session})", flush=True)
+    sys.stdout.flush()

@@ -1,0 +1,49 @@
+"""The public SDK for custom Python bots: subclass :class:`Bot`, implement ``choose``,
+call :func:`run`. Your bot then plays on any yard server exactly like the built-in ones::
+
+    from bots.sdk import Bot, run
+
+    class Coin(Bot):
+        name = "coin"
+
+        def choose(self, view, legal):
+            return self.rng.choice(legal)
+
+    if __name__ == "__main__":
+        run(Coin)          # python coin.py --url ws://127.0.0.1:8765
+
+``view`` is the seat's :class:`game.View` (``view.seat``, ``view.detectives``,
+``view.possible``, ``view.log``, ``view.rules.board``; Mister X's view adds ``view.mrx``);
+``legal`` lists the legal :class:`game.Move` values; return one of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Callable, Sequence
+
+from bots.base import Bot
+from bots.client import BotClient, run_client
+from game import MRX, Move, Ruleset, View
+
+__all__ = ["MRX", "Bot", "Move", "Ruleset", "View", "run"]
+
+
+def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None) -> int:
+    """Connect ``bot`` (a class or a zero-argument factory) to a server and play until the
+    server shuts down, ``--games`` are played, or the process is interrupted.
+
+    Command line: ``--url`` (default ``ws://127.0.0.1:8765``), ``--name`` (default the
+    class's ``name``), ``--token``, ``--version``, ``--games``. Returns games played.
+    """
+    default_name = getattr(bot, "name", "custom")
+    parser = argparse.ArgumentParser(description=f"yard bot {default_name}")
+    parser.add_argument("--url", default="ws://127.0.0.1:8765")
+    parser.add_argument("--name", default=default_name)
+    parser.add_argument("--token")
+    parser.add_argument("--version", default="")
+    parser.add_argument("--games", type=int)
+    args = parser.parse_args(argv)
+    client = BotClient(bot, args.url, args.name, args.version, args.token, args.games)
+    return asyncio.run(run_client(client))

@@ -1,0 +1,21 @@
+"""A custom bot in ten lines: detectives close in on Mister X's possible stations.
+
+Run a server (`yard serve`), then: python examples/closer_bot.py --url ws://127.0.0.1:8765
+and play it: yard match --server ws://127.0.0.1:8765 --mrx random --detectives closer
+"""
+
+from bots.sdk import MRX, Bot, run
+
+
+class Closer(Bot):
+    name = "closer"
+
+    def choose(self, view, legal):
+        if view.seat == MRX:
+            return self.rng.choice(legal)
+        board = view.rules.board
+        return min(legal, key=lambda m: min(board.distance(m.to, p) for p in view.possible))
+
+
+if __name__ == "__main__":
+    run(Closer)
