@@ -1,1 +1,12 @@
-"""yard package."""
+"""Game storage: SQLAlchemy 2 models, migrations and the storage API.
+
+* :mod:`db.records` — plain records shared with the server and ratings (no SQLAlchemy).
+* :mod:`db.store` — :class:`db.store.Database`: ``connect(url)``, ``save_game``,
+  ``load_game``, ``list_games``, ``results``, tournaments and their schedules.
+* :mod:`db.migrations` — the ``schema_version`` table and ordered migrations.
+* :mod:`db.engine` — engine creation (SQLite WAL, foreign keys, busy timeout), default URL.
+* :mod:`db.replay`, :mod:`db.cli` — ``yard replay`` and ``yard games``.
+* :mod:`db.build` — a :class:`db.records.GameRecord` from an in-process engine game.
+
+Importing :mod:`db` or :mod:`db.records` does not load SQLAlchemy.
+"""

@@ -20,6 +20,7 @@ import logging
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -141,7 +142,8 @@ class Database:
         Idempotent: a game whose ``game_id`` is already stored is left as it is and
         ``False`` is returned. A second game for an already played schedule entry raises
         :class:`TournamentError`. With ``schedule_id`` set and no ``tournament_id``, the
-        game is linked to the schedule entry's tournament.
+        game is linked to the schedule entry's tournament (and :meth:`load_game` returns
+        the record with that ``tournament_id``).
         """
         _check_record(record)
         try:
@@ -153,8 +155,9 @@ class Database:
                 session.flush()
                 _add_seats(session, record)
                 _add_turns(session, record)
+                linked = replace(record, tournament_id=tournament_id)
                 session.add(GameRecordRow(game_id=record.game_id,
-                                          record=record_to_dict(record)))
+                                          record=record_to_dict(linked)))
         except DatabaseError:
             if self._has_game(record.game_id):
                 return False  # a concurrent writer stored the same game first

@@ -4,6 +4,8 @@ YARD_TEST_POSTGRES_URL is set (see tests/test_db_postgres.py)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Iterator
@@ -222,7 +224,7 @@ def test_schedule_and_pending(database: Database) -> None:
     info = database.get_tournament(tid)
     assert (info.scheduled, info.played, info.finished) == (4, 1, False)
     assert info.spec["pairs"] == 2
-    assert database.load_game("t-g1").tournament_id is None  # the record as it was written
+    assert database.load_game("t-g1").tournament_id == tid  # linked through the schedule
     assert database.list_games(tournament_id=tid)[0].game_id == "t-g1"
 
 
@@ -366,3 +368,13 @@ def test_bad_urls_raise_database_error(url: str, message: str) -> None:
 def test_turn_record_defaults() -> None:
     turn = TurnRecord(0, 0, "taxi:1", 0.5)
     assert turn.fault is None and turn.detail is None
+
+
+def test_layering_of_db_imports() -> None:
+    code = ("import sys, db.records; light = 'sqlalchemy' not in sys.modules; "
+            "import db.store, db.cli; "
+            "print(light, sorted(m for m in ('bots', 'server', 'torch', 'websockets') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert out.stdout.split() == ["True", "[]"]
