@@ -8,7 +8,7 @@ import pytest
 
 from bots.arena import bot_seed, play_game, play_many, seat_bots, wilson_interval
 from bots.base import Bot, BotRoleError
-from bots.simple import RandomBot, RushBot, RunBot
+from bots.simple import RandomBot, RunBot, RushBot
 from game import Move, Outcome, Ruleset, Termination, View, Winner, new_game
 
 
