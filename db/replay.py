@@ -6,8 +6,9 @@ comes from the engine's own belief (:meth:`game.State.possible_locations`), the 
 bots and the server use.
 
 Perspectives: ``detectives`` sees what the detectives saw (Mister X's stations are ``?``
-except on reveal moves, his start is hidden too, and his path is never listed); ``mrx``
-sees the truth and ends with Mister X's path; ``all`` adds the time each turn used.
+except on reveal moves; his start, the game seed, his path and the details of his faults
+are withheld); ``mrx`` sees the truth and ends with Mister X's path; ``all`` adds the time
+each turn used.
 ``!`` marks a reveal move (Mister X surfaces); faults are shown in brackets.
 
 >>> from game import new_game
@@ -91,8 +92,9 @@ def _header(record: GameRecord, start: State, perspective: Perspective) -> list[
                        sorted(record.seats, key=lambda s: s.seat))
     mrx = HIDDEN if perspective is Perspective.DETECTIVES else str(start.mrx_station)
     pieces = " ".join(f"d{i}={s}" for i, s in enumerate(start.detective_stations, start=1))
-    return [f"game {record.game_id}  ruleset {record.ruleset}  seed {record.seed}  "
-            f"as {perspective.value}",
+    # The seed is withheld from detectives: it determines Mister X's start station.
+    seed = "" if perspective is Perspective.DETECTIVES else f"  seed {record.seed}"
+    return [f"game {record.game_id}  ruleset {record.ruleset}{seed}  as {perspective.value}",
             f"players: {players}",
             f"start: mrx={mrx} {pieces}  possible {len(start.possible_locations())}"]
 
@@ -108,10 +110,17 @@ def _turn_line(turn: TurnRecord, before: State, after: State,
     possible = len(after.possible_locations())
     line = f"  {seat_name(turn.seat):<4} {move_text:<24} possible {possible:>3}"
     if turn.fault:
-        line += f"  [{turn.fault}{': ' + turn.detail if turn.detail else ''}]"
+        line += f"  [{turn.fault}{_detail(turn, perspective)}]"
     if perspective is Perspective.ALL:
         line += f"  ({turn.time_used:.3f}s)"
     return line
+
+
+def _detail(turn: TurnRecord, perspective: Perspective) -> str:
+    """A fault's detail text; never Mister X's to detectives (it may name a station)."""
+    if not turn.detail or (turn.seat == 0 and perspective is Perspective.DETECTIVES):
+        return ""
+    return f": {turn.detail}"
 
 
 def _mrx_move(move: Move, before: State, perspective: Perspective) -> str:

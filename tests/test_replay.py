@@ -54,6 +54,7 @@ def test_detectives_never_see_a_hidden_station(
     record, states = classic_game
     lines = replay_lines(record, Perspective.DETECTIVES)
     assert lines[2].startswith(f"start: mrx={HIDDEN} ")
+    assert "seed" not in lines[0]  # the seed determines Mister X's start
     hidden_legs = reveals = 0
     for fields, turn, before in zip(turn_lines(lines), record.turns, states[:-1], strict=True):
         assert fields[0] == ("mrx" if turn.seat == 0 else f"d{turn.seat}")
@@ -112,6 +113,18 @@ def test_faults_are_shown(classic_game: tuple[GameRecord, list[State]]) -> None:
                                                "no move in 5.0 s")])
     last = turn_lines(replay_lines(faulty, Perspective.DETECTIVES))[-1]
     assert last[:2] == ["d1", "-"] and "[timeout:" in " ".join(last)
+
+
+def test_mister_x_fault_details_are_withheld_from_detectives(
+        classic_game: tuple[GameRecord, list[State]]) -> None:
+    record, states = classic_game
+    turns = list(record.turns)
+    secret = f"bus:{states[1].mrx_station} is not legal"
+    turns[0] = replace(turns[0], fault="illegal_move", detail=secret)
+    faulty = replace(record, turns=turns)
+    assert secret not in "\n".join(replay_lines(faulty, Perspective.DETECTIVES))
+    assert "[illegal_move]" in replay_lines(faulty, Perspective.DETECTIVES)[4]
+    assert f"[illegal_move: {secret}]" in replay_lines(faulty, Perspective.MRX)[4]
 
 
 def test_a_bad_stored_move_is_a_replay_error(
