@@ -1,0 +1,147 @@
+"""The codec: round trips, strict rejection of bad input, schemas, and the spec's examples."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from game import Termination, Winner
+from protocol import (
+    MESSAGE_TYPES,
+    BotInfo,
+    Bots,
+    Clock,
+    Error,
+    ErrorCode,
+    GameOver,
+    Hello,
+    Message,
+    MoveMsg,
+    OnTimeout,
+    Ping,
+    Policy,
+    ProtocolError,
+    Role,
+    StartMatch,
+    TimeControl,
+    YourTurn,
+    decode,
+    encode,
+    to_json,
+)
+from protocol.schema import SCHEMA_DIR, load_schema, message_schema
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
+
+SAMPLES: list[Message] = [
+    Hello(1, "closer", "1.0", token="t", resume=None, role=Role.ADMIN),
+    MoveMsg("g1", 4, "bus:52+taxi:13", "mrx"),
+    StartMatch("classic", "random", ["greedy", "mcts"], 7, 3, TimeControl(2.5, 10),
+               Policy(OnTimeout.RANDOM, 2), "tag", "t1", 12),
+    StartMatch({"name": "x"}, "a", ["b"]),
+    YourTurn("g1", 2, "d1", {"seat": "d1", "possible": [1, 2]}, ["taxi:4"], Clock(1.5, 0.0)),
+    GameOver("g1", None, Termination.ABORTED, None, 0, [5]),
+    GameOver("g1", Winner.MRX, Termination.TIMEOUT, "d2", 7, [5, 6, 7]),
+    Bots([BotInfo("a", "1", 2)]),
+    Error(ErrorCode.STALE_TURN, "old", "g1"),
+    Ping(3),
+]
+
+
+@pytest.mark.parametrize("msg", SAMPLES, ids=lambda m: m.TYPE)
+def test_round_trip_and_schema(msg: Message) -> None:
+    text = encode(msg)
+    assert decode(text) == msg
+    jsonschema.validate(json.loads(text), load_schema(msg.TYPE))
+
+
+def test_every_message_type_has_a_current_schema_file() -> None:
+    files = {p.stem for p in SCHEMA_DIR.glob("*.json")}
+    assert files == set(MESSAGE_TYPES)
+    for kind in MESSAGE_TYPES:
+        assert load_schema(kind) == message_schema(kind), f"regenerate schema for {kind}"
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    ("{", ErrorCode.BAD_JSON),
+    ("[1, 2]", ErrorCode.WRONG_TYPE),
+    ('{"game": "g"}', ErrorCode.MISSING_FIELD),
+    ('{"type": "teleport"}', ErrorCode.UNKNOWN_TYPE),
+    ('{"type": "move", "game": "g", "turn": 1}', ErrorCode.MISSING_FIELD),
+    ('{"type": "move", "game": "g", "turn": 1, "move": "taxi:1", "x": 0}',
+     ErrorCode.EXTRA_FIELD),
+    ('{"type": "move", "game": "g", "turn": "1", "move": "taxi:1"}', ErrorCode.WRONG_TYPE),
+    ('{"type": "move", "game": "g", "turn": true, "move": "taxi:1"}', ErrorCode.WRONG_TYPE),
+    ('{"type": "move", "game": null, "turn": 1, "move": "taxi:1"}', ErrorCode.WRONG_TYPE),
+    ('{"type": "hello", "protocol": 1, "name": "a", "role": "king"}', ErrorCode.BAD_VALUE),
+    ('{"type": "start_match", "rules": "c", "mrx": "a", "detectives": ["b", 3]}',
+     ErrorCode.WRONG_TYPE),
+    ('{"type": "start_match", "rules": "c", "mrx": "a", "detectives": ["b"],'
+     ' "time_control": {"move_s": 1, "bank": 2}}', ErrorCode.EXTRA_FIELD),
+    ('{"type": "ping", "nonce": NaN}', ErrorCode.BAD_JSON),
+    ('{"type": "ping", "nonce": 1.5}', ErrorCode.WRONG_TYPE),
+])
+def test_decode_rejects_bad_frames_with_a_code(text: str, code: ErrorCode) -> None:
+    with pytest.raises(ProtocolError) as info:
+        decode(text)
+    assert info.value.code is code
+
+
+def test_oversized_frames_are_rejected_before_parsing() -> None:
+    text = json.dumps({"type": "ping", "nonce": 1}) + " " * 100
+    assert decode(text, max_size=200) == Ping(1)
+    with pytest.raises(ProtocolError) as info:
+        decode(text, max_size=50)
+    assert info.value.code is ErrorCode.TOO_LARGE
+
+
+def test_field_errors_name_the_field() -> None:
+    with pytest.raises(ProtocolError, match=r"start_match\.time_control\.move_s"):
+        decode('{"type": "start_match", "rules": "c", "mrx": "a", "detectives": [],'
+               ' "time_control": {"move_s": "fast"}}')
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=200), st.binary(max_size=200),
+                 st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                              lambda c: st.lists(c, max_size=4)
+                              | st.dictionaries(st.sampled_from(
+                                  ["type", "game", "turn", "move", "seat", "nonce"]), c,
+                                  max_size=5), max_leaves=12).map(json.dumps)))
+def test_decode_fuzz_only_raises_protocol_error(text: str | bytes) -> None:
+    try:
+        msg = decode(text)
+    except ProtocolError:
+        return
+    assert decode(encode(msg)) == msg
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.builds(MoveMsg, st.text(max_size=20), st.integers(), st.text(max_size=20),
+                 st.none() | st.text(max_size=4)))
+def test_move_round_trips(msg: MoveMsg) -> None:
+    assert decode(encode(msg)) == msg
+
+
+def doc_examples() -> list[dict[str, Any]]:
+    """Every ```json block of docs/protocol.md."""
+    blocks = re.findall(r"```json\n(.*?)\n```", DOC.read_text(), flags=re.S)
+    return [json.loads(block) for block in blocks]
+
+
+def test_docs_cover_every_message_type() -> None:
+    assert {ex["type"] for ex in doc_examples()} == set(MESSAGE_TYPES)
+
+
+@pytest.mark.parametrize("example", doc_examples(), ids=lambda ex: ex["type"])
+def test_doc_examples_decode_and_match_their_schema(example: dict[str, Any]) -> None:
+    msg = decode(json.dumps(example))
+    jsonschema.validate(example, load_schema(example["type"]))
+    assert to_json(msg)["type"] == example["type"]
