@@ -117,8 +117,8 @@ def ruleset_from_dict(data: dict[str, Any], origin: str = "<dict>") -> Ruleset:
     if unknown:
         raise RulesetError(f"{origin}: unknown keys {sorted(unknown)}")
     if "extends" in data:
-        base = _raw_builtin(str(data["extends"]))
-        data = {**base, **{k: v for k, v in data.items() if k != "extends"}}
+        data = {**_flat_builtin(str(data["extends"])),
+                **{k: v for k, v in data.items() if k != "extends"}}
     try:
         return _build(data, origin)
     except (KeyError, TypeError, ValueError) as exc:
@@ -199,6 +199,15 @@ def _raw_builtin(name: str) -> dict[str, Any]:
         raise RulesetError(f"unknown ruleset {name!r}; built-in rulesets: {', '.join(BUILTIN)}")
     text = resources.files("game").joinpath("rulesets", f"{name}.toml").read_text()
     return tomllib.loads(text)
+
+
+def _flat_builtin(name: str) -> dict[str, Any]:
+    """A built-in ruleset's data with its own ``extends`` chain applied."""
+    raw = _raw_builtin(name)
+    if "extends" not in raw:
+        return raw
+    return {**_flat_builtin(str(raw["extends"])),
+            **{k: v for k, v in raw.items() if k != "extends"}}
 
 
 @cache
