@@ -70,7 +70,7 @@ PERFT = [
     # classic, Mister X with double and secret moves, two detectives.
     ("rules=classic turn=mrx mrx=104:4.3.3.5.2 det=117:10.8.4,1:10.8.4", 3, 1120),
     # classic, move 3 is a reveal; detectives to move after Mister X.
-    ("rules=classic turn=mrx mrx=45:4.3.3.2.2 det=13:10.8.4,26:9.8.4 log=taxi:44,bus:45 "
+    ("rules=classic turn=mrx mrx=45:4.3.3.2.2 det=13:10.8.4,26:9.8.4 log=bus:46,taxi:45 "
      "possible=45", 3, 4008),
     # dash: no double moves, no ferry.
     ("rules=dash turn=mrx mrx=115:4.3.3.2.0 det=13:10.8.4,127:10.8.4 possible=115", 4, 4572),
