@@ -359,13 +359,20 @@ def _game_row(record: GameRecord, tournament_id: str | None) -> GameRow:
 
 
 def _add_seats(session: Session, record: GameRecord) -> None:
-    for seat in record.seats:
-        bot_id = _bot_id(session, seat.bot_name, seat.bot_version)
-        session.add(GameSeatRow(game_id=record.game_id, seat=seat.seat, bot_id=bot_id))
+    wanted = {(s.bot_name, s.bot_version) for s in record.seats}
+    query = sa.select(BotRow.name, BotRow.version, BotRow.id).where(
+        BotRow.name.in_({name for name, _ in wanted}))
+    known = {(name, version): bot_id for name, version, bot_id in session.execute(query)
+             if (name, version) in wanted}
+    for name, version in wanted - set(known):
+        known[name, version] = _new_bot_id(session, name, version)
+    session.execute(sa.insert(GameSeatRow), [
+        {"game_id": record.game_id, "seat": s.seat,
+         "bot_id": known[s.bot_name, s.bot_version]} for s in record.seats])
 
 
-def _bot_id(session: Session, name: str, version: str) -> int:
-    """Get-or-create a bot row (race-free: insert-if-absent, then select)."""
+def _new_bot_id(session: Session, name: str, version: str) -> int:
+    """Create a bot row unless a concurrent writer just did (insert-if-absent, select)."""
     dialect = session.get_bind().dialect.name
     if dialect in ("sqlite", "postgresql"):
         insert: Any = sqlite.insert if dialect == "sqlite" else postgresql.insert
@@ -382,10 +389,11 @@ def _bot_id(session: Session, name: str, version: str) -> int:
 
 
 def _add_turns(session: Session, record: GameRecord) -> None:
-    session.add_all(TurnRow(game_id=record.game_id, turn_index=t.index, seat=t.seat,
-                            move=t.move, time_used=t.time_used, fault=t.fault,
-                            detail=t.detail) for t in record.turns)
-    session.flush()
+    if record.turns:  # one executemany, not one ORM object per turn
+        session.execute(sa.insert(TurnRow), [
+            {"game_id": record.game_id, "turn_index": t.index, "seat": t.seat,
+             "move": t.move, "time_used": t.time_used, "fault": t.fault, "detail": t.detail}
+            for t in record.turns])
 
 
 def _filtered(query: Any, ruleset: str | None, tournament_id: str | None) -> Any:
