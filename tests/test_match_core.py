@@ -1,0 +1,277 @@
+"""The sans-I/O server core with a fake clock: games, clocks, faults, sessions, access."""
+
+from __future__ import annotations
+
+import random
+
+from test_match_core_harness import Harness
+
+from game import Termination, Winner
+from protocol import (
+    Bots,
+    Error,
+    ErrorCode,
+    GameOver,
+    ListBots,
+    MatchResult,
+    MoveMsg,
+    MoveOk,
+    OnTimeout,
+    Ping,
+    Policy,
+    Pong,
+    Role,
+    StartMatch,
+    Update,
+    Watch,
+    Watching,
+    YourTurn,
+)
+from server.core import ServerConfig
+
+
+def setup(config: ServerConfig | None = None) -> tuple[Harness, int, int, int]:
+    h = Harness(config)
+    return h, h.connect("runner"), h.connect("hunter"), h.connect("admin", Role.ADMIN)
+
+
+def errors(h: Harness, conn: int) -> list[ErrorCode]:
+    return [e.code for e in h.of(conn, Error)]
+
+
+def test_full_game_is_recorded_and_reported_to_the_admin() -> None:
+    h, x, d, admin = setup()
+    game = h.start(admin, "runner", ["hunter"], rules="classic", seed=5, tag="t")
+    starts = h.game_starts(d)
+    assert [s.seats for s in starts] == [["d1", "d2", "d3", "d4", "d5"]]
+    assert "mrx" not in starts[0].view and "mrx" in h.game_starts(x)[0].view
+    finished = h.play_out([x, d], game, random.Random(2))
+    record = finished.record
+    assert finished.notify == admin and finished.result.tag == "t"
+    assert record.outcome.termination in (Termination.CAUGHT, Termination.SURVIVED,
+                                          Termination.CORNERED, Termination.DETECTIVES_STUCK)
+    assert [t.fault for t in record.turns] == [None] * len(record.turns)
+    assert len(record.turns) == len(h.of(x, MoveOk)) + len(h.of(d, MoveOk))
+    assert record.mrx_path[0] == int(record.start_position.split("mrx=")[1].split(":")[0])
+    assert len(record.mrx_path) == record.moves + 1
+    assert {s.bot_name for s in record.seats} == {"runner", "hunter"}
+    over = h.last(d, GameOver)
+    assert over.mrx_path == record.mrx_path and over.winner == record.outcome.winner
+    assert set(record.transcripts) >= {"mrx", "d1", "d5", "public"}
+    assert game not in h.core.matches
+
+
+def test_timeout_forfeits_by_default() -> None:
+    h, x, d, admin = setup()
+    game = h.start(admin, "runner", ["hunter"], move_s=2.0)
+    h.advance(1.9)
+    assert not h.of(x, GameOver)
+    h.advance(0.2)
+    over = h.last(d, GameOver)
+    assert (over.game, over.winner, over.termination, over.seat) == (
+        game, Winner.DETECTIVES, Termination.TIMEOUT, "mrx")
+    assert h.finished[0].record.turns[-1].fault == "timeout"
+
+
+def test_timeout_can_play_a_random_move_instead() -> None:
+    h, x, d, admin = setup()
+    h.start(admin, "runner", ["hunter"], move_s=1.0, policy=Policy(OnTimeout.RANDOM, 3))
+    first = h.last(x, YourTurn)
+    h.advance(1.5)
+    assert not h.of(x, GameOver)
+    assert h.last(d, Update).seat == "mrx"
+    assert h.last(d, YourTurn).seat == "d1"
+    assert first.turn < h.last(d, YourTurn).turn
+    assert h.core.matches[first.game].turns[0].fault == "random_move_on_timeout"
+
+
+def test_bank_absorbs_overruns_and_then_runs_out() -> None:
+    h, x, d, admin = setup()
+    game = h.start(admin, "runner", ["hunter"], move_s=1.0, bank_s=2.0)
+    turn = h.last(x, YourTurn)
+    assert (turn.clock.move_s, turn.clock.bank_s) == (1.0, 2.0)
+    h.advance(2.5)  # 1.5 s over: bank 0.5 left
+    h.send(x, MoveMsg(game, turn.turn, turn.legal[0]))
+    for _ in range(2):
+        dturn = h.last(d, YourTurn)
+        h.send(d, MoveMsg(game, dturn.turn, dturn.legal[0]))
+    if h.of(x, GameOver):
+        return  # caught on this seed; the first half still checked the clock
+    again = h.last(x, YourTurn)
+    assert again.clock.bank_s == 0.5
+    h.advance(1.4)
+    assert not h.of(x, GameOver)
+    h.advance(0.2)
+    assert h.last(x, GameOver).termination is Termination.TIMEOUT
+
+
+def test_illegal_moves_get_errors_then_forfeit() -> None:
+    h, x, _, admin = setup()
+    game = h.start(admin, "runner", ["hunter"], policy=Policy(max_illegal=3))
+    turn = h.last(x, YourTurn)
+    h.send(x, MoveMsg(game, turn.turn, "taxi:999"))
+    h.send(x, MoveMsg(game, turn.turn, "fly:3"))
+    assert errors(h, x) == [ErrorCode.ILLEGAL_MOVE, ErrorCode.BAD_MOVE]
+    assert "1 tries left" in h.last(x, Error).message
+    h.send(x, MoveMsg(game, turn.turn, "taxi:998"))
+    over = h.last(x, GameOver)
+    assert (over.termination, over.seat) == (Termination.ILLEGAL_MOVE, "mrx")
+    record = h.finished[0].record
+    assert record.turns[-1].fault == "illegal_move"
+    assert "taxi:999" in (record.turns[-1].detail or "")
+
+
+def test_an_illegal_try_can_be_followed_by_a_legal_move() -> None:
+    h, x, _d, admin = setup()
+    game = h.start(admin, "runner", ["hunter"])
+    turn = h.last(x, YourTurn)
+    h.send(x, MoveMsg(game, turn.turn, "taxi:999"))
+    h.send(x, MoveMsg(game, turn.turn, turn.legal[0]))
+    assert h.last(x, MoveOk).turn == turn.turn
+    assert h.core.matches[game].turns[0].fault == "illegal_move"
+
+
+def test_stale_turns_wrong_seats_and_strangers_are_refused() -> None:
+    h, x, d, admin = setup()
+    stranger = h.connect("stranger")
+    game = h.start(admin, "runner", ["hunter"])
+    turn = h.last(x, YourTurn)
+    h.send(d, MoveMsg(game, turn.turn, turn.legal[0]))
+    h.send(d, MoveMsg(game, turn.turn, turn.legal[0], seat="mrx"))
+    h.send(stranger, MoveMsg(game, turn.turn, turn.legal[0]))
+    h.send(x, MoveMsg("nope", turn.turn, turn.legal[0]))
+    h.send(x, MoveMsg(game, turn.turn, turn.legal[0]))
+    h.send(x, MoveMsg(game, turn.turn, turn.legal[0]))
+    assert errors(h, d) == [ErrorCode.NOT_YOUR_TURN, ErrorCode.NOT_YOUR_SEAT]
+    assert errors(h, stranger) == [ErrorCode.UNKNOWN_GAME]
+    assert errors(h, x) == [ErrorCode.UNKNOWN_GAME, ErrorCode.STALE_TURN]
+    assert len(h.of(x, MoveOk)) == 1 and not h.finished
+
+
+def test_disconnect_resume_gets_the_seat_back_with_the_same_turn() -> None:
+    h, x, _d, admin = setup(ServerConfig(grace_s=5.0))
+    game = h.start(admin, "runner", ["hunter"], move_s=10.0)
+    token = h.welcome(x).resume_token
+    turn = h.last(x, YourTurn)
+    h.drop(x)
+    h.advance(3.0)
+    thief = h.connect("runner")
+    h.send(thief, MoveMsg(game, turn.turn, turn.legal[0]))
+    assert errors(h, thief) == [ErrorCode.UNKNOWN_GAME]
+    back = h.connect("runner", resume=token)
+    assert h.welcome(back).resumed == [game]
+    assert [s.seats for s in h.game_starts(back)] == [["mrx"]]
+    again = h.last(back, YourTurn)
+    assert again.turn == turn.turn and again.clock.move_s == 7.0
+    h.send(back, MoveMsg(game, again.turn, again.legal[0]))
+    assert h.last(back, MoveOk).turn == turn.turn
+
+
+def test_no_resume_within_grace_forfeits_disconnected() -> None:
+    h, x, d, admin = setup(ServerConfig(grace_s=5.0))
+    h.start(admin, "runner", ["hunter"], move_s=60.0)
+    h.drop(d)
+    h.advance(4.9)
+    assert not h.finished
+    h.advance(0.2)
+    over = h.last(x, GameOver)
+    assert (over.termination, over.winner, over.seat) == (
+        Termination.DISCONNECTED, Winner.MRX, "d1")
+    assert h.finished[0].record.turns[-1].fault == "disconnected"
+
+
+def test_bad_resume_token_is_refused_and_closed() -> None:
+    h, *_ = setup()
+    conn = h.connect("runner", resume="forged")
+    assert errors(h, conn) == [ErrorCode.BAD_RESUME_TOKEN] and conn in h.closed
+
+
+def test_protocol_violations_close_and_forfeit() -> None:
+    h, x, d, admin = setup(ServerConfig(max_violations=3))
+    h.start(admin, "runner", ["hunter"])
+    for junk in ("{", '{"type": "nope"}', '{"type": "move"}'):
+        h.send(d, junk)
+    assert errors(h, d) == [ErrorCode.BAD_JSON, ErrorCode.UNKNOWN_TYPE,
+                            ErrorCode.MISSING_FIELD]
+    assert d in h.closed
+    over = h.last(x, GameOver)
+    assert (over.termination, over.seat) == (Termination.PROTOCOL_VIOLATION, "d1")
+
+
+def test_floods_are_rate_limited_and_games_carry_on() -> None:
+    h, x, d, admin = setup(ServerConfig(rate_per_s=10.0, burst=20.0))
+    game = h.start(admin, "runner", ["hunter"])
+    for _ in range(50):
+        h.send(d, Ping(1))
+    assert len(h.of(d, Pong)) == 19  # the hello took one token
+    assert errors(h, d) == [ErrorCode.RATE_LIMITED]
+    turn = h.last(x, YourTurn)
+    h.send(x, MoveMsg(game, turn.turn, turn.legal[0]))
+    assert h.last(x, MoveOk).turn == turn.turn
+    h.advance(1.0)
+    h.send(d, Ping(2))
+    assert h.last(d, Pong).nonce == 2
+
+
+def test_bot_tokens_when_configured() -> None:
+    h = Harness(ServerConfig(bot_tokens={"runner": "s3cret"}))
+    bad = h.connect("runner", token="guess")
+    unknown = h.connect("other")
+    good = h.connect("runner", token="s3cret")
+    assert errors(h, bad) == [ErrorCode.BAD_TOKEN] and bad in h.closed
+    assert errors(h, unknown) == [ErrorCode.BAD_TOKEN]
+    assert h.welcome(good).session
+
+
+def test_admin_actions_need_the_admin_token_when_not_open() -> None:
+    h = Harness(ServerConfig(admin_token="adm", admin_open=False))
+    bot = h.connect("runner")
+    h.send(bot, ListBots())
+    assert errors(h, bot) == [ErrorCode.FORBIDDEN]
+    refused = h.connect("admin", Role.ADMIN, token="wrong")
+    assert errors(h, refused) == [ErrorCode.BAD_TOKEN]
+    admin = h.connect("admin", Role.ADMIN, token="adm")
+    h.send(admin, ListBots())
+    assert [b.name for b in h.last(admin, Bots).bots] == ["runner"]
+
+
+def test_unknown_bots_and_bad_requests() -> None:
+    h, _, _, admin = setup()
+    h.send(admin, StartMatch("grid5", "runner", ["ghost"]))
+    h.send(admin, StartMatch("nowhere", "runner", ["hunter"]))
+    h.send(admin, StartMatch("grid5", "runner", ["hunter"], n_detectives=9))
+    assert errors(h, admin) == [ErrorCode.BOT_NOT_CONNECTED, ErrorCode.BAD_MATCH,
+                                ErrorCode.BAD_MATCH]
+    assert "ghost" in h.of(admin, Error)[0].message
+
+
+def test_shutdown_aborts_running_games() -> None:
+    h, x, _, admin = setup()
+    game = h.start(admin, "runner", ["hunter"])
+    h.apply(h.core.shutdown(h.now))
+    assert h.last(x, GameOver).termination is Termination.ABORTED
+    assert h.finished[0].record.outcome.winner is None
+    assert h.finished[0].result == MatchResult(game, None, Termination.ABORTED, None, 0)
+    h.send(admin, StartMatch("grid5", "runner", ["hunter"]))
+    assert errors(h, admin) == [ErrorCode.SHUTTING_DOWN]
+
+
+def test_spectators_see_the_detective_view_and_the_truth_at_the_end() -> None:
+    h, x, d, admin = setup()
+    game = h.start(admin, "runner", ["hunter"])
+    fan = h.connect("fan", Role.SPECTATOR)
+    h.send(fan, Watch(game))
+    snapshot = h.last(fan, Watching)
+    assert "mrx" not in snapshot.view and snapshot.players["mrx"] == "runner"
+    h.play_out([x, d], game, random.Random(4))
+    assert h.of(fan, Update) and h.last(fan, GameOver).mrx_path
+
+
+def test_one_connection_may_play_both_sides() -> None:
+    h = Harness()
+    both = h.connect("selfplay")
+    admin = h.connect("admin", Role.ADMIN)
+    game = h.start(admin, "selfplay", ["selfplay"])
+    assert [s.seats for s in h.game_starts(both)] == [["mrx"], ["d1", "d2"]]
+    finished = h.play_out([both], game, random.Random(1))
+    assert finished.record.outcome.winner is not None
