@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from game import BUILTIN, RulesetError, Ticket, load_ruleset, new_game
 from game.rules import ruleset_from_dict
@@ -107,3 +110,23 @@ def test_invalid_ruleset_files(tmp_path: Path, text: str, message: str) -> None:
 def test_unknown_ruleset_name() -> None:
     with pytest.raises(RulesetError, match="unknown ruleset 'nope'"):
         load_ruleset("nope")
+
+
+values = st.one_of(st.none(), st.booleans(), st.integers(-3, 30), st.text(max_size=8),
+                   st.lists(st.integers(-1, 30), max_size=4),
+                   st.dictionaries(st.sampled_from(["taxi", "bus", "secret", "x"]),
+                                   st.integers(-1, 9), max_size=3))
+keys = st.sampled_from(["name", "board", "detectives", "min_detectives", "max_detectives",
+                        "detective_tickets", "mrx_tickets", "reveal_moves", "max_moves",
+                        "double_moves", "secret_moves", "ferry", "random_starts", "extends",
+                        "tickets_to_mrx", "bogus"])
+
+
+@settings(max_examples=200)
+@given(st.dictionaries(keys, values, max_size=8), st.booleans())
+def test_fuzzed_ruleset_data_raises_only_ruleset_error(data: dict[str, object],
+                                                       extend: bool) -> None:
+    if extend:
+        data = {"extends": "grid5", **data}
+    with contextlib.suppress(RulesetError):
+        ruleset_from_dict(data)
