@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from game import BoardError, Transport, grid_board, load_board
-from game.board import load_board_file
+from game.board import board_from_dict, load_board_file
+
+MAP_EXAMPLES = 200
 
 
 def test_london_has_199_stations_and_the_reconciled_edge_counts() -> None:
@@ -96,3 +101,23 @@ def test_a_small_custom_map_loads(tmp_path: Path) -> None:
                                 "edges": {"taxi": [[1, 2], [2, 3]], "bus": [[1, 3]]}}))
     board = load_board_file(path)
     assert board.adjacency[Transport.BUS][3] == (1,)
+
+
+pairs = st.lists(st.one_of(st.lists(st.integers(-1, 6), max_size=3), st.integers(), st.none()),
+                 max_size=4)
+map_values = st.one_of(st.none(), st.integers(-2, 8), st.text(max_size=5), pairs,
+                       st.dictionaries(st.sampled_from(["taxi", "bus", "boat", "1"]), pairs,
+                                       max_size=3),
+                       st.dictionaries(st.sampled_from(["1", "2", "x"]),
+                                       st.one_of(st.integers(), st.lists(st.integers(),
+                                                                         max_size=3)),
+                                       max_size=2))
+map_keys = st.sampled_from(["name", "stations", "edges", "detective_starts", "mrx_starts",
+                            "positions"])
+
+
+@settings(max_examples=MAP_EXAMPLES)
+@given(st.dictionaries(map_keys, map_values, max_size=6))
+def test_fuzzed_map_data_raises_only_board_error(data: dict[str, object]) -> None:
+    with contextlib.suppress(BoardError):
+        board_from_dict(data)
