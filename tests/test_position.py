@@ -6,11 +6,13 @@ import contextlib
 import random
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from game import MoveParseError, PositionError, from_text, new_game, to_text
 from game.moves import Move
+
+POSITION_EXAMPLES = 200
 
 TEXT = "rules=classic turn=d2 mrx=58:4.3.3.2.5 det=13:10.8.4,26:9.8.4 log=taxi:46,bus:58"
 
@@ -97,3 +99,29 @@ def test_fuzzed_near_miss_moves(text: str) -> None:
     except MoveParseError:
         return
     assert Move.parse(str(move)) == move
+
+
+station = st.integers(-1, 201).map(str)
+tickets = st.lists(st.integers(-1, 12).map(str), min_size=0, max_size=6).map(".".join)
+piece = st.one_of(station, st.tuples(station, tickets).map(":".join))
+log_entry = st.tuples(st.sampled_from(["taxi", "bus", "secret", "double", "boat"]),
+                      station).map(":".join)
+field_values = {
+    "rules": st.sampled_from(["classic", "warwick", "grid5", "dash", "nope"]),
+    "turn": st.sampled_from(["mrx", "d1", "d2", "d6", "d0", "x"]),
+    "mrx": piece,
+    "det": st.lists(piece, max_size=6).map(",".join),
+    "log": st.one_of(st.just("-"), st.lists(log_entry, max_size=26).map(",".join)),
+    "possible": st.lists(station, max_size=4).map(".".join),
+}
+
+
+@settings(max_examples=POSITION_EXAMPLES)
+@given(st.fixed_dictionaries({}, optional=field_values))
+def test_fuzzed_structured_positions(fields: dict[str, str]) -> None:
+    text = " ".join(f"{k}={v}" for k, v in fields.items())
+    try:
+        state = from_text(text)
+    except PositionError:
+        return
+    assert from_text(to_text(state)).positions == state.positions
