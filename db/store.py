@@ -140,7 +140,8 @@ class Database:
         """Store a finished game in one transaction: game, seats, bots, turns and record.
 
         Idempotent: a game whose ``game_id`` is already stored is left as it is and
-        ``False`` is returned. A second game for an already played schedule entry raises
+        ``False`` is returned. An ``aborted`` game is stored without its ``schedule_id``
+        (keeping the tournament link), so its schedule entry stays pending. A second game for an already played schedule entry raises
         :class:`TournamentError`. With ``schedule_id`` set and no ``tournament_id``, the
         game is linked to the schedule entry's tournament (and :meth:`load_game` returns
         the record with that ``tournament_id``).
@@ -151,6 +152,10 @@ class Database:
                 if session.get(GameRow, record.game_id) is not None:
                     return False
                 tournament_id = self._check_schedule(session, record)
+                if record.outcome.termination is Termination.ABORTED:
+                    # An aborted game (server shutdown, Ctrl-C) was not played: it is kept
+                    # for the record but leaves its schedule entry pending for a resume.
+                    record = replace(record, schedule_id=None, tournament_id=tournament_id)
                 session.add(_game_row(record, tournament_id))
                 session.flush()
                 _add_seats(session, record)
@@ -183,7 +188,7 @@ class Database:
                                   f"{record.tournament_id}")
         played = session.scalar(sa.select(GameRow.id).where(
             GameRow.schedule_id == record.schedule_id))
-        if played is not None:
+        if played is not None and record.outcome.termination is not Termination.ABORTED:
             raise TournamentError(f"game {record.game_id}: schedule entry {entry.game_index} "
                                   f"of tournament {entry.tournament_id} was already played "
                                   f"as game {played}")

@@ -378,3 +378,21 @@ def test_layering_of_db_imports() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, check=True)
     assert out.stdout.split() == ["True", "[]"]
+
+
+def test_aborted_game_keeps_its_schedule_entry_pending(tmp_path: Path) -> None:
+    """A game aborted by a shutdown was not played: a resume must play it again."""
+    from game import Outcome, Termination
+    from server.tournament.schedule import make_schedule
+
+    db = Database.connect(f"sqlite:///{tmp_path / 'a.db'}")
+    tid = db.create_tournament({"rules": "grid5"})
+    entries = db.schedule(tid, make_schedule(["random", "rush"], pairs=1, seed=3))
+    forfeit = db.record_forfeit(tid, entries[0], Outcome(None, Termination.ABORTED),
+                                "server stopped")
+    assert [e.index for e in db.pending(tid)] == [0, 1]
+    assert db.load_game(forfeit.game_id).tournament_id == tid
+    played = replace(forfeit, game_id="replayed", outcome=Outcome.forfeit(
+        0, Termination.DISCONNECTED))
+    assert db.save_game(played)
+    assert [e.index for e in db.pending(tid)] == [1]
