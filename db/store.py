@@ -140,11 +140,11 @@ class Database:
         """Store a finished game in one transaction: game, seats, bots, turns and record.
 
         Idempotent: a game whose ``game_id`` is already stored is left as it is and
-        ``False`` is returned. An ``aborted`` game is stored without its ``schedule_id``
-        (keeping the tournament link), so its schedule entry stays pending. A second game for an already played schedule entry raises
-        :class:`TournamentError`. With ``schedule_id`` set and no ``tournament_id``, the
-        game is linked to the schedule entry's tournament (and :meth:`load_game` returns
-        the record with that ``tournament_id``).
+        ``False`` is returned. A second game for an already played schedule entry raises
+        :class:`TournamentError`. An ``aborted`` game is stored without its
+        ``schedule_id`` (keeping the tournament link), so its entry stays pending for a
+        resume. With ``schedule_id`` set and no ``tournament_id``, the game is linked to
+        the entry's tournament (and :meth:`load_game` returns it with that id).
         """
         _check_record(record)
         try:
