@@ -1,0 +1,131 @@
+"""DQN benchmarks (issue 6): targets with 95% Wilson intervals, a grid5 matrix, speed.
+
+    .venv/bin/python bench/dqn.py speed --games 10000
+    .venv/bin/python bench/dqn.py grid5 --games 1000
+    .venv/bin/python bench/dqn.py graph --rules dash --games 200
+    .venv/bin/python bench/dqn.py matrix --games 200
+
+Search bots run with small fixed budgets (alphabeta depth=2, mcts iterations=200) so the
+numbers do not depend on the machine's speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from bots.arena import play_many, wilson_interval
+from bots.base import Bot
+from bots.registry import make_bot
+from game import Move, View, load_ruleset
+
+BUDGETS: dict[str, dict[str, Any]] = {
+    "alphabeta": {"depth": 2, "time": 0.0},
+    "mcts": {"iterations": 200, "time": 0.0},
+}
+
+
+def bot(name: str, seed: int = 1) -> Bot:
+    """A bot with the benchmark budget."""
+    return make_bot(name, seed, BUDGETS.get(name, {}))
+
+
+def rate(rules: str, mrx: str, det: str, games: int, seed: int) -> dict[str, Any]:
+    """Mister X's win rate (and interval) for one pairing."""
+    s = play_many(rules, bot(mrx), [bot(det)], games, seed)
+    lo, hi = wilson_interval(s.mrx_wins, games)
+    return {"rules": rules, "mrx": mrx, "detectives": det, "games": games,
+            "mrx_win": s.mrx_wins / games, "ci95": (lo, hi), "seconds": s.seconds}
+
+
+def show(row: dict[str, Any]) -> None:
+    """Print one pairing: both sides' win rates with the interval."""
+    lo, hi = row["ci95"]
+    print(f"{row['rules']:8} mrx={row['mrx']:10} det={row['detectives']:10} "
+          f"games={row['games']:5}  mrx wins {row['mrx_win']:.3f} [{lo:.3f}, {hi:.3f}]  "
+          f"det wins {1 - row['mrx_win']:.3f} [{1 - hi:.3f}, {1 - lo:.3f}]  "
+          f"({row['seconds']:.0f}s)", flush=True)
+
+
+class Timed(Bot):
+    """Wraps a bot and accumulates the time spent in :meth:`choose`."""
+
+    def __init__(self, inner: Bot) -> None:
+        super().__init__(None)
+        self.inner = inner
+        self.name = inner.name  # type: ignore[misc]
+        self.seconds = 0.0
+        self.calls = 0
+
+    def begin(self, rules: Any, seats: Sequence[int], seed: int | None = None) -> None:
+        self.inner.begin(rules, seats, seed)
+
+    def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        started = time.perf_counter()
+        move = self.inner.choose(view, legal)
+        self.seconds += time.perf_counter() - started
+        self.calls += 1
+        return move
+
+
+def speed(args: argparse.Namespace) -> None:
+    """DQN vs random on grid5, both roles: games/s and inference time per move."""
+    for role in ("detective", "mrx"):
+        dqn = Timed(bot("dqn"))
+        mrx, det = (bot("random"), dqn) if role == "detective" else (dqn, bot("random"))
+        s = play_many("grid5", mrx, [det], args.games, args.seed)
+        print(f"grid5 dqn as {role:9}: {args.games} games in {s.seconds:.1f}s "
+              f"({s.games_per_s:.0f} games/s); dqn {dqn.calls} moves, "
+              f"{1e6 * dqn.seconds / max(dqn.calls, 1):.1f} µs per move", flush=True)
+
+
+def grid5(args: argparse.Namespace) -> None:
+    """grid5 targets: DQN detectives vs random; Mister X bots against search detectives."""
+    show(rate("grid5", "random", "dqn", args.games, args.seed))
+    for det in ("alphabeta", "mcts"):
+        for mrx in ("random", "run", "run2", "dqn"):
+            show(rate("grid5", mrx, det, args.games, args.seed))
+
+
+def graph(args: argparse.Namespace) -> None:
+    """Graph targets: detectives vs the same Mister X; Mister X vs the same detectives."""
+    load_ruleset(args.rules)
+    for mrx in args.mrx.split(","):
+        for det in ("random", "rush", "dqn"):
+            show(rate(args.rules, mrx, det, args.games, args.seed))
+    for det in args.detectives.split(","):
+        for mrx in ("run2", "dqn"):
+            show(rate(args.rules, mrx, det, args.games, args.seed))
+
+
+def matrix(args: argparse.Namespace) -> None:
+    """grid5 Mister X win-rate matrix over random, alphabeta, mcts and dqn."""
+    names = ["random", "alphabeta", "mcts", "dqn"]
+    cells = {(m, d): rate("grid5", m, d, args.games, args.seed) for m in names for d in names}
+    print(f"grid5 Mister X win rate, {args.games} games per cell (rows: Mister X, "
+          "columns: detectives)")
+    print(f"{'':10}" + "".join(f"{d:>20}" for d in names))
+    for m in names:
+        row = "".join(f"{cells[m, d]['mrx_win']:>7.3f} [{cells[m, d]['ci95'][0]:.2f},"
+                      f"{cells[m, d]['ci95'][1]:.2f}]" for d in names)
+        print(f"{m:10}{row}")
+
+
+def main() -> None:
+    """Parse the command line and run one benchmark."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("which", choices=["speed", "grid5", "graph", "matrix"])
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rules", default="dash", help="graph ruleset (graph benchmark)")
+    parser.add_argument("--mrx", default="random,run2", help="Mister X bots (graph)")
+    parser.add_argument("--detectives", default="random,rush", help="detective bots (graph)")
+    args = parser.parse_args()
+    {"speed": speed, "grid5": grid5, "graph": graph, "matrix": matrix}[args.which](args)
+
+
+if __name__ == "__main__":
+    main()
