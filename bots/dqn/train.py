@@ -36,7 +36,7 @@ from bots.dqn.features import (
 )
 from bots.dqn.model import Arch, export_params
 from bots.dqn.policy import WeightsError, save_weights
-from bots.registry import make_bot
+from bots.registry import make_bot, parse_options
 from game import MRX, Outcome, Ruleset, State, Winner, new_game
 from game.errors import YardError
 
@@ -132,8 +132,8 @@ class Trainer:
         self.meta = make_meta(spec, self.encoder)
         self.agent = DqnAgent(self.meta, spec.config, spec.device, spec.seed)
         self.rng = random.Random(spec.seed)
-        self.opponents = [make_bot(name, spec.seed) for name in spec.opponents]
-        self.partner = make_bot(spec.partner, spec.seed) if spec.partner else None
+        self.opponents = [bot_from_spec(name, spec.seed) for name in spec.opponents]
+        self.partner = bot_from_spec(spec.partner, spec.seed) if spec.partner else None
         self._check_roles()
         self.stats = TrainStats()
         self.best_params = export_params(self.agent.net)
@@ -306,6 +306,13 @@ class Trainer:
         self.stats.best_score = float(ckpt["best_score"])
         self.best_params = ckpt["best_params"]
         self.rng.setstate(ckpt["rng"])
+
+
+def bot_from_spec(spec: str, seed: int) -> Bot:
+    """A bot from ``NAME`` or ``NAME:key=value:key=value`` (e.g. ``alphabeta:depth=2:time=0``).
+    """
+    name, *pairs = spec.split(":")
+    return make_bot(name, seed, parse_options(pairs))
 
 
 def check_device(device: str) -> None:

@@ -89,7 +89,8 @@ def _config(kwargs: dict[str, Any]) -> tuple[DqnConfig, Rewards]:
 @click.option("--rules", "rules_name", required=True, help="ruleset name or .toml path")
 @click.option("--role", type=click.Choice([r.value for r in Role]), required=True)
 @click.option("--opponents", default="random", show_default=True,
-              help="comma-separated bots for the other side (one drawn per game)")
+              help="comma-separated bots for the other side (one drawn per game); "
+              "options as NAME:key=value:..., e.g. alphabeta:depth=2:time=0")
 @click.option("--partner", default=None, help="scripted bot for the other detective seats "
               "(the learner then plays detective 1 only)")
 @click.option("--games", type=click.IntRange(1), default=2000, show_default=True)
