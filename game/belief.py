@@ -14,9 +14,10 @@ It never excludes Mister X's true position. Bots, replays and audits all use thi
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 from typing import TYPE_CHECKING
 
-from game.board import Transport
+from game.board import Board, Transport
 from game.moves import Move, Ticket
 
 if TYPE_CHECKING:
@@ -34,14 +35,20 @@ def initial_belief(rules: Ruleset, detective_stations: Iterable[int]) -> frozens
 def step(rules: Ruleset, possible: frozenset[int], ticket: Ticket,
          detective_stations: Iterable[int]) -> frozenset[int]:
     """Possible stations after one hidden log entry with ``ticket``."""
-    adj = rules.board.adjacency
-    transports = tuple(Transport) if ticket == Ticket.SECRET else (Transport(int(ticket)),)
-    reached: set[int] = set()
-    for station in possible:
-        for transport in transports:
-            reached.update(adj[transport][station])
+    table = _reach(rules.board)[ticket]
+    reached: set[int] = set().union(*[table[s] for s in possible])
     reached.difference_update(detective_stations)
     return frozenset(reached)
+
+
+@cache
+def _reach(board: Board) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """Per ticket (taxi, bus, underground, secret), the stations one move away from each
+    station; a secret ticket follows any transport, the ferry included."""
+    adj = board.adjacency
+    secret = tuple(tuple(sorted({d for t in Transport for d in adj[t][s]}))
+                   for s in range(board.n_stations + 1))
+    return (adj[Transport.TAXI], adj[Transport.BUS], adj[Transport.UNDERGROUND], secret)
 
 
 def after_mrx_move(rules: Ruleset, possible: frozenset[int], move: Move, log_length: int,
