@@ -131,7 +131,12 @@ class AdminClient:
         for future in self._results.values():
             if not future.done():
                 future.set_exception(lost)
+                future.add_done_callback(_retrieved)  # nobody may be waiting for it
         self._replies.put_nowait(Error(ErrorCode.SHUTTING_DOWN, str(lost)))
+
+
+def _retrieved(future: asyncio.Future[MatchResult]) -> None:
+    future.exception()
 
 
 def _as_error(reply: Message) -> AdminError:

@@ -1,0 +1,218 @@
+"""Real server on port 0, real websocket clients, real SQLite: games and misbehaviour."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from bots.client import BotClient
+from bots.registry import make_bot
+from db.store import Database
+from game import Termination
+from protocol import OnTimeout, Policy, StartMatch, TimeControl
+from server.admin import AdminClient, AdminError
+from server.app import MatchServer
+from server.core import ServerConfig
+
+SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
+RULE_ENDINGS = {Termination.CAUGHT, Termination.SURVIVED, Termination.CORNERED,
+                Termination.DETECTIVES_STUCK}
+
+
+class Raw:
+    """A hand-driven protocol client."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+
+    @classmethod
+    async def open(cls, url: str, name: str | None = None, **hello: Any) -> Raw:
+        raw = cls(await connect(url, proxy=None, max_size=2**22))
+        if name is not None:
+            await raw.send({"type": "hello", "protocol": 1, "name": name, **hello})
+            assert (await raw.expect("welcome"))["session"]
+        return raw
+
+    async def send(self, msg: dict[str, Any] | str | bytes) -> None:
+        await self.ws.send(json.dumps(msg) if isinstance(msg, dict) else msg)
+
+    async def expect(self, kind: str, timeout: float = 10.0) -> dict[str, Any]:
+        """Read frames until one of type ``kind`` arrives."""
+        async with asyncio.timeout(timeout * SCALE):
+            while True:
+                msg: dict[str, Any] = json.loads(await self.ws.recv())
+                if msg["type"] == kind:
+                    return msg
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    database = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
+    yield database
+    database.close()
+
+
+@pytest.fixture
+async def server(db: Database) -> AsyncIterator[MatchServer]:
+    srv = MatchServer(ServerConfig(grace_s=1.0 * SCALE), db, port=0)
+    await srv.start()
+    yield srv
+    await srv.stop()
+
+
+async def start_bots(url: str, *names: str) -> list[asyncio.Task[int]]:
+    clients = [BotClient(lambda n=n: make_bot(n.split("-")[0]), url, n) for n in names]
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    for client in clients:
+        await asyncio.wait_for(client.connected.wait(), 10 * SCALE)
+    return tasks
+
+
+async def test_full_games_between_builtin_bots(server: MatchServer, db: Database) -> None:
+    tasks = await start_bots(server.url, "random", "greedy")
+    async with AdminClient(server.url) as admin:
+        assert [b.name for b in await admin.list_bots()] == ["greedy", "random"]
+        games = [await admin.start_match(StartMatch(rules, mrx, [det], seed=i))
+                 for i, (rules, mrx, det) in enumerate([
+                     ("classic", "random", "greedy"), ("classic", "greedy", "random"),
+                     ("grid5", "random", "greedy"), ("dash", "greedy", "greedy")])]
+        results = [await admin.result(g, 60 * SCALE) for g in games]
+    for game, result in zip(games, results, strict=True):
+        record = db.load_game(game)
+        assert result.termination in RULE_ENDINGS
+        assert record.outcome.termination is result.termination
+        assert record.moves == result.moves and len(record.mrx_path) == result.moves + 1
+        assert all(t.fault is None for t in record.turns)
+    assert len(db.list_games()) == 4
+    for task in tasks:
+        task.cancel()
+
+
+async def test_garbage_and_oversized_frames_get_errors_and_games_go_on(
+        server: MatchServer, db: Database) -> None:
+    await start_bots(server.url, "random")
+    rogue = await Raw.open(server.url)
+    await rogue.send("not json")
+    assert (await rogue.expect("error"))["code"] == "bad_json"
+    await rogue.send({"type": "hello", "protocol": 1, "name": "rogue", "colour": "red"})
+    assert (await rogue.expect("error"))["code"] == "extra_field"
+    await rogue.send({"type": "move", "game": "g", "turn": 1, "move": "taxi:1"})
+    assert (await rogue.expect("error"))["code"] == "not_authenticated"
+    await rogue.send(json.dumps({"type": "ping", "nonce": 1}) + " " * 70_000)
+    assert (await rogue.expect("error"))["code"] == "too_large"
+    async with AdminClient(server.url) as admin:
+        game = await admin.start_match(StartMatch("grid5", "random", ["random"], seed=3))
+        await rogue.send(b"\xff\xfe binary junk")
+        huge = await Raw.open(server.url, "huge")
+        with pytest.raises(ConnectionClosed):
+            await huge.send("x" * 300_000)
+            await huge.expect("error")
+        result = await admin.result(game, 30 * SCALE)
+    assert result.termination in RULE_ENDINGS
+    assert db.load_game(game).outcome.termination is result.termination
+
+
+async def test_illegal_moves_stale_turns_then_a_stall_are_recorded(
+        server: MatchServer, db: Database) -> None:
+    await start_bots(server.url, "random")
+    bad = await Raw.open(server.url, "bad")
+    async with AdminClient(server.url) as admin:
+        game = await admin.start_match(StartMatch(
+            "classic", "bad", ["random"], seed=1, time_control=TimeControl(0.5 * SCALE),
+            policy=Policy(max_illegal=5)))
+        turn = await bad.expect("your_turn")
+        await bad.send({"type": "move", "game": game, "turn": turn["turn"], "move": "taxi:7777"})
+        assert (await bad.expect("error"))["code"] == "illegal_move"
+        await bad.send({"type": "move", "game": game, "turn": turn["turn"] - 1,
+                        "move": turn["legal"][0]})
+        assert (await bad.expect("error"))["code"] == "stale_turn"
+        await bad.send({"type": "move", "game": game, "turn": turn["turn"], "move": "d1",
+                        "seat": "d1"})
+        assert (await bad.expect("error"))["code"] == "not_your_seat"
+        over = await bad.expect("game_over")
+        result = await admin.result(game, 30 * SCALE)
+    assert over["termination"] == "timeout" and over["seat"] == "mrx"
+    assert result.termination is Termination.TIMEOUT
+    record = db.load_game(game)
+    assert record.outcome.termination is Termination.TIMEOUT
+    assert record.turns[-1].fault == "timeout"
+    assert "illegal_move" in (record.turns[-1].detail or "")
+
+
+async def test_random_move_on_timeout_keeps_the_game_going(
+        server: MatchServer, db: Database) -> None:
+    await start_bots(server.url, "random")
+    idle = await Raw.open(server.url, "idle")
+    async with AdminClient(server.url) as admin:
+        game = await admin.start_match(StartMatch(
+            "grid5", "idle", ["random"], seed=2, time_control=TimeControl(0.05 * SCALE),
+            policy=Policy(OnTimeout.RANDOM)))
+        result = await admin.result(game, 30 * SCALE)
+    await idle.ws.close()
+    assert result.termination in RULE_ENDINGS
+    faults = {t.fault for t in db.load_game(game).turns if t.seat == 0}
+    assert faults == {"random_move_on_timeout"}
+
+
+async def test_disconnect_resume_then_vanish(server: MatchServer, db: Database) -> None:
+    await start_bots(server.url, "random")
+    first = await Raw.open(server.url)
+    await first.send({"type": "hello", "protocol": 1, "name": "flaky"})
+    token = (await first.expect("welcome"))["resume_token"]
+    async with AdminClient(server.url) as admin:
+        game = await admin.start_match(StartMatch(
+            "classic", "flaky", ["random"], seed=4, time_control=TimeControl(20.0)))
+        turn = await first.expect("your_turn")
+        await first.ws.close()
+        second = await Raw.open(server.url, "flaky-again", resume=token)
+        again = await second.expect("your_turn")
+        assert again["turn"] == turn["turn"] and again["view"]["mrx"] == turn["view"]["mrx"]
+        await second.send({"type": "move", "game": game, "turn": again["turn"],
+                           "move": again["legal"][0]})
+        assert (await second.expect("move_ok"))["turn"] == turn["turn"]
+        await second.ws.close()
+        result = await admin.result(game, 30 * SCALE)
+    assert (result.termination, result.seat) == (Termination.DISCONNECTED, "mrx")
+    record = db.load_game(game)
+    assert record.turns[0].move == again["legal"][0]
+    assert record.turns[-1].fault == "disconnected"
+
+
+async def test_bot_not_connected_and_forbidden_admin(server: MatchServer) -> None:
+    async with AdminClient(server.url) as admin:
+        with pytest.raises(AdminError) as info:
+            await admin.start_match(StartMatch("grid5", "nobody", ["random"]))
+    assert info.value.code.value == "bot_not_connected"
+    locked = MatchServer(ServerConfig(admin_token="t0k", admin_open=False), None, port=0)
+    await locked.start()
+    try:
+        with pytest.raises(AdminError, match="admin token"):
+            async with AdminClient(locked.url, token="wrong"):
+                pass
+        async with AdminClient(locked.url, token="t0k") as admin:
+            assert await admin.list_bots() == []
+    finally:
+        await locked.stop()
+
+
+async def test_shutdown_stores_running_games_as_aborted(db: Database) -> None:
+    srv = MatchServer(ServerConfig(), db, port=0)
+    await srv.start()
+    await start_bots(srv.url, "random")
+    sleepy = await Raw.open(srv.url, "sleepy")
+    async with AdminClient(srv.url) as admin:
+        game = await admin.start_match(StartMatch("classic", "sleepy", ["random"], seed=5,
+                                                  time_control=TimeControl(60.0)))
+        await sleepy.expect("your_turn")
+        await srv.stop()
+    assert (await sleepy.expect("game_over"))["termination"] == "aborted"
+    record = db.load_game(game)
+    assert record.outcome.termination is Termination.ABORTED and record.outcome.winner is None
