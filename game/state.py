@@ -55,6 +55,18 @@ class MoveTables:
             tuple(Move(Ticket(min(t for t in (0, 1, 2) if d in adj[t][s])), d)
                   for d in sorted({d for t in (0, 1, 2) for d in adj[t][s]}))
             for s in stations)
+        self._doubles: dict[Move, tuple[tuple[Move, ...], ...]] = {}
+
+    def doubles_after(self, first: Move) -> tuple[tuple[Move, ...], ...]:
+        """Double moves starting with ``first``, by second ticket (taxi, bus, underground,
+        secret); built on first use, then shared."""
+        found = self._doubles.get(first)
+        if found is None:
+            seconds = (*(self.by_ticket[t][first.to] for t in (0, 1, 2)), self.secret[first.to])
+            found = tuple(tuple(Move(first.ticket, first.to, m.ticket, m.to) for m in legs)
+                          for legs in seconds)
+            self._doubles[first] = found
+        return found
 
 
 @cache
@@ -321,13 +333,10 @@ def _mrx_ticket_moves(state: State, here: int, blocked: tuple[int, ...]) -> list
     for first in singles:
         left = list(own)
         left[first.ticket] -= 1
-        for t in (0, 1, 2):
+        after = tables.doubles_after(first)
+        for t in (0, 1, 2, SECRET):
             if left[t]:
-                moves += [Move(first.ticket, first.to, m.ticket, m.to)
-                          for m in tables.by_ticket[t][first.to] if m.to not in blocked]
-        if left[SECRET]:
-            moves += [Move(first.ticket, first.to, Ticket.SECRET, m.to)
-                      for m in tables.secret[first.to] if m.to not in blocked]
+                moves += [m for m in after[t] if m.to2 not in blocked]
     return moves
 
 
