@@ -35,7 +35,7 @@ class Raw:
 
     @classmethod
     async def open(cls, url: str, name: str | None = None, **hello: Any) -> Raw:
-        raw = cls(await connect(url, proxy=None, max_size=2**22))
+        raw = cls(await connect(url, proxy=None, max_size=2**22, max_queue=None))
         if name is not None:
             await raw.send({"type": "hello", "protocol": 1, "name": name, **hello})
             assert (await raw.expect("welcome"))["session"]
