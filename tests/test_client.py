@@ -1,0 +1,130 @@
+"""Bot clients as real processes: `yard bot`, `yard serve`, `yard match`, and resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from bots.client import BotClient
+from bots.registry import make_bot
+from db.store import Database
+from game import Termination
+from protocol import StartMatch
+from server.admin import AdminClient
+from server.app import MatchServer
+from server.core import ServerConfig
+from server.processes import Child, start_bot, start_server, yard_argv
+
+SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
+RULE_ENDINGS = {Termination.CAUGHT, Termination.SURVIVED, Termination.CORNERED,
+                Termination.DETECTIVES_STUCK}
+
+
+async def test_yard_bot_processes_play_many_games_at_once(tmp_path: Path) -> None:
+    db = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
+    server = MatchServer(ServerConfig(), db, port=0)
+    await server.start()
+    bots = [await start_bot("random", server.url),
+            await start_bot("greedy", server.url, "--name", "greedy-v2", "--version", "2")]
+    try:
+        async with AdminClient(server.url) as admin:
+            assert {b.name for b in await admin.list_bots()} == {"random", "greedy-v2"}
+            games = [await admin.start_match(StartMatch("classic", mrx, [det], seed=i))
+                     for i, (mrx, det) in enumerate([("random", "greedy-v2"),
+                                                     ("greedy-v2", "random")] * 2)]
+            results = await asyncio.gather(*(admin.result(g, 60 * SCALE) for g in games))
+    finally:
+        codes = [await bot.stop() for bot in bots]
+        await server.stop()
+    assert codes == [0, 0]
+    assert {r.termination for r in results} <= RULE_ENDINGS
+    record = db.load_game(games[1])
+    assert (record.mrx_player, record.seats[0].bot_version) == ("greedy-v2", "2")
+    db.close()
+
+
+async def test_yard_serve_and_yard_match_as_processes(tmp_path: Path) -> None:
+    url_db = f"sqlite:///{tmp_path / 'served.db'}"
+    ready = tmp_path / "ready.txt"
+    server, url = await start_server(url_db, "--ready-file", str(ready))
+    bot: Child | None = None
+    try:
+        assert ready.read_text().strip() == url
+        bot = await start_bot("random", url)
+        proc = await asyncio.create_subprocess_exec(
+            *yard_argv("match", "--server", url, "--rules", "grid5", "--mrx", "random",
+                       "--detectives", "random", "--seed", "9", "--json"),
+            stdout=asyncio.subprocess.PIPE)
+        out, _ = await asyncio.wait_for(proc.communicate(), 60 * SCALE)
+        assert proc.returncode == 0
+        result = json.loads(out)
+        assert result["type"] == "match_result" and result["termination"] != "aborted"
+    finally:
+        if bot is not None:
+            await bot.stop()
+        assert await server.stop() == 0
+    stored = Database.connect(url_db)
+    assert stored.load_game(result["game"]).outcome.termination.value == result["termination"]
+    stored.close()
+
+
+def test_user_mistakes_are_one_line_errors(tmp_path: Path) -> None:
+    unknown = subprocess.run(yard_argv("bot", "nosuchbot", "--url", "ws://127.0.0.1:1"),
+                             capture_output=True, text=True, timeout=60 * SCALE)
+    assert unknown.returncode == 2 and unknown.stderr.startswith("error: unknown bot")
+    bad_tokens = tmp_path / "tokens.toml"
+    bad_tokens.write_text("[bots]\nalice = 3\n")
+    serve = subprocess.run(yard_argv("serve", "--port", "0", "--token-file", str(bad_tokens)),
+                           capture_output=True, text=True, timeout=60 * SCALE)
+    assert serve.returncode == 2 and "token file" in serve.stderr
+    assert "Traceback" not in unknown.stderr + serve.stderr
+
+
+async def test_bad_token_is_refused_at_hello() -> None:
+    server = MatchServer(ServerConfig(bot_tokens={"random": "s3cret"}), None, port=0)
+    await server.start()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *yard_argv("bot", "random", "--url", server.url, "--token", "nope"),
+            stderr=asyncio.subprocess.PIPE)
+        _, err = await asyncio.wait_for(proc.communicate(), 60 * SCALE)
+        assert proc.returncode == 2 and b"needs a valid token" in err
+        good = await start_bot("random", server.url, "--token", "s3cret")
+        await good.stop()
+    finally:
+        await server.stop()
+
+
+async def test_client_resumes_after_a_dropped_connection() -> None:
+    server = MatchServer(ServerConfig(grace_s=5.0 * SCALE), None, port=0)
+    await server.start()
+    clients = [BotClient(lambda: make_bot("random"), server.url, n) for n in ("a", "b")]
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    try:
+        for client in clients:
+            await asyncio.wait_for(client.connected.wait(), 10 * SCALE)
+        async with AdminClient(server.url) as admin:
+            game = await admin.start_match(StartMatch("classic", "a", ["b"], seed=3))
+            session = clients[0].session
+            ws = clients[0]._ws
+            assert ws is not None
+            await ws.close()  # drop mid-game; the client must resume the same session
+            result = await admin.result(game, 60 * SCALE)
+        assert clients[0].session == session
+        assert result.termination in RULE_ENDINGS
+    finally:
+        for task in tasks:
+            task.cancel()
+        await server.stop()
+
+
+def test_yard_bots_lists_builtin_bots() -> None:
+    out = subprocess.run([sys.executable, "-c",
+                          "from yard.cli import main; main(['bots', '--json'])"],
+                         capture_output=True, text=True, timeout=120 * SCALE, check=True)
+    rows = {row["name"]: row["roles"] for row in json.loads(out.stdout)}
+    assert rows["random"] == ["detectives", "mrx"] and rows["run"] == ["mrx"]
