@@ -167,12 +167,16 @@ def _expect(value: Any, tp: type, where: str) -> Any:
 
 
 def _dump(value: Any) -> Any:
+    # Dicts in messages (views, rulesets, players) are JSON-ready already: no recursion,
+    # which keeps encoding big views cheap.
     if isinstance(value, Enum):
         return value.value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _dump(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, list):
-        return [_dump(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _dump(v) for k, v in value.items()}
+        return [_dump(v) for v in value] if value and _is_instance(value[0]) else value
+    if _is_instance(value):
+        return {f.name: _dump(getattr(value, f.name)) for f in dataclasses.fields(value)}
     return value
+
+
+def _is_instance(value: Any) -> bool:
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)

@@ -141,9 +141,13 @@ class MatchServer:
     # ------------------------------------------------------------------ outputs
 
     def _apply(self, outputs: list[Output]) -> None:
+        texts: dict[int, str] = {}  # one encoding per message object (broadcasts)
         for output in outputs:
             if isinstance(output, Send):
-                self._send(output.conn, encode(output.message))
+                key = id(output.message)
+                if key not in texts:
+                    texts[key] = encode(output.message)
+                self._send(output.conn, texts[key])
             elif isinstance(output, Close):
                 queue = self._queues.get(output.conn)
                 if queue is not None:
