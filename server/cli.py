@@ -114,6 +114,9 @@ async def _serve(config: ServerConfig, sink: GameSink, host: str, port: int,
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await server.stop()
+    close = getattr(sink, "close", None)
+    if callable(close):
+        close()
     click.echo(f"stopped; {server.games_saved} games stored", err=True)
 
 

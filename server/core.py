@@ -134,7 +134,7 @@ class Core:
         self.conns: dict[int, Connection] = {}
         self.sessions: dict[str, Session] = {}
         self.matches: dict[str, Match] = {}
-        self.admins: dict[str, int] = {}
+        self.admins: dict[str, str] = {}  # game id -> session id of the admin
         self._next_conn = 0
         self.closing = False
 
@@ -314,7 +314,7 @@ class Core:
             raise ProtocolError(ErrorCode.SHUTTING_DOWN, "the server is shutting down")
         match = Match(self._match_spec(msg), self.wall)
         self.matches[match.game_id] = match
-        self.admins[match.game_id] = conn.id
+        self.admins[match.game_id] = session.id
         for sid in match.sessions():
             self.sessions[sid].games.add(match.game_id)
         started = Send(conn.id, MatchStarted(match.game_id, msg.tag))
@@ -391,7 +391,8 @@ class Core:
         result = MatchResult(match.game_id, outcome.winner, outcome.termination,
                              None if outcome.seat is None else seat_name(outcome.seat),
                              record.moves, spec.tag, spec.tournament_id, spec.schedule_id)
-        return Finished(record, self.admins.pop(match.game_id, None), result)
+        admin = self.sessions.get(self.admins.pop(match.game_id, ""))
+        return Finished(record, admin.conn if admin else None, result)
 
     # ------------------------------------------------------------------ faults
 

@@ -128,3 +128,16 @@ def test_yard_bots_lists_builtin_bots() -> None:
                          capture_output=True, text=True, timeout=120 * SCALE, check=True)
     rows = {row["name"]: row["roles"] for row in json.loads(out.stdout)}
     assert rows["random"] == ["detectives", "mrx"] and rows["run"] == ["mrx"]
+
+
+def test_yard_match_without_server_starts_everything_itself(tmp_path: Path) -> None:
+    db_url = f"sqlite:///{tmp_path / 'local.db'}"
+    out = subprocess.run(yard_argv("match", "--rules", "grid5", "--mrx", "random",
+                                   "--detectives", "greedy", "--seed", "4", "--db", db_url,
+                                   "--json"),
+                         capture_output=True, text=True, timeout=120 * SCALE, check=True)
+    result = json.loads(out.stdout)
+    assert result["termination"] in {t.value for t in RULE_ENDINGS}
+    stored = Database.connect(db_url)
+    assert stored.load_game(result["game"]).mrx_player == "random"
+    stored.close()
