@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from functools import cache
 
 from bots.base import Bot
-from bots.simple import best_by, cheapest, distance_table
+from bots.simple import best_of, cheapest, nearest
 from game import MRX, Board, Move, Transport, View
 from game.belief import after_mrx_move
 
@@ -46,16 +46,13 @@ class GreedyBot(Bot):
     # ------------------------------------------------------------------ Mister X
 
     def _mrx(self, view: View, legal: Sequence[Move]) -> Move:
-        dist = distance_table(view)
         degree = degrees(view.rules.board)
-        detectives = list(view.detectives)
-        spread: dict[Move, int] = {}
-
-        def score(move: Move) -> float:
-            near = int(dist[move.destination, detectives].min())
-            return self._spread(view, move, spread) + degree[move.destination] + near * near
-
-        return cheapest(best_by(legal, score), view.tickets[MRX], self.rng)
+        ends = [m.destination for m in legal]
+        near = nearest(view, ends, view.detectives).astype(int)
+        memo: dict[Move, int] = {}
+        scores = [self._spread(view, m, memo) + degree[end] + d * d
+                  for m, end, d in zip(legal, ends, near.tolist(), strict=True)]
+        return cheapest(best_of(legal, scores), view.tickets[MRX], self.rng)
 
     @staticmethod
     def _spread(view: View, move: Move, memo: dict[Move, int]) -> int:
@@ -81,19 +78,14 @@ class GreedyBot(Bot):
         if not view.possible:
             return self.rng.choice(legal)
         target = self._likely_location(view)
-        dist = distance_table(view)
-        return cheapest(best_by(legal, lambda m: -float(dist[m.to, target])), own, self.rng)
+        gaps = nearest(view, [m.to for m in legal], [target])
+        return cheapest(best_of(legal, -gaps), own, self.rng)
 
     def _likely_location(self, view: View) -> int:
-        dist = distance_table(view)
+        """A possible location with the best Mister X score (ties: random)."""
         degree = degrees(view.rules.board)
-        detectives = list(view.detectives)
-
-        def plausibility(station: int) -> float:
-            near = int(dist[station, detectives].min())
-            return degree[station] + near * near
-
         candidates = sorted(view.possible)
-        scores = [plausibility(s) for s in candidates]
+        near = nearest(view, candidates, view.detectives).tolist()
+        scores = [degree[s] + d * d for s, d in zip(candidates, near, strict=True)]
         top = max(scores)
         return self.rng.choice([s for s, v in zip(candidates, scores, strict=True) if v == top])

@@ -18,6 +18,8 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from bots.base import Bot
 from game import Move, Ticket, View
 
@@ -33,9 +35,19 @@ def special_cost(move: Move) -> int:
 
 def best_by(moves: Sequence[Move], score: Score) -> list[Move]:
     """The moves with the highest ``score`` (all of them on a tie)."""
-    scores = [score(m) for m in moves]
+    return best_of(moves, [score(m) for m in moves])
+
+
+def best_of(moves: Sequence[Move], scores: Sequence[float] | Any) -> list[Move]:
+    """The moves whose entry in ``scores`` (a sequence or numpy array) is highest."""
     top = max(scores)
     return [m for m, s in zip(moves, scores, strict=True) if s == top]
+
+
+def nearest(view: View, stations: Sequence[int], targets: Sequence[int]) -> Any:
+    """For each of ``stations``, the distance to the nearest of ``targets`` (numpy array)."""
+    dist = distance_table(view)
+    return dist[np.ix_(np.asarray(stations), np.asarray(targets))].min(axis=1)
 
 
 def cheapest(moves: Sequence[Move], tickets: Sequence[int], rng: random.Random) -> Move:
@@ -80,13 +92,8 @@ class RushBot(Bot):
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
         if view.last_reveal() is None or not view.possible:
             return self.rng.choice(legal)
-        dist = distance_table(view)
-        targets = sorted(view.possible)
-
-        def score(move: Move) -> float:
-            return -float(dist[move.to, targets].min())
-
-        return cheapest(best_by(legal, score), view.tickets[view.to_move], self.rng)
+        gaps = nearest(view, [m.to for m in legal], sorted(view.possible))
+        return cheapest(best_of(legal, -gaps), view.tickets[view.to_move], self.rng)
 
 
 class RunBot(Bot):
@@ -96,13 +103,8 @@ class RunBot(Bot):
     roles = frozenset({"mrx"})
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
-        dist = distance_table(view)
-        detectives = list(view.detectives)
-
-        def score(move: Move) -> float:
-            return float(dist[move.destination, detectives].min())
-
-        return cheapest(best_by(legal, score), view.tickets[0], self.rng)
+        gaps = nearest(view, [m.destination for m in legal], view.detectives)
+        return cheapest(best_of(legal, gaps), view.tickets[0], self.rng)
 
 
 class Run2Bot(Bot):
@@ -113,9 +115,6 @@ class Run2Bot(Bot):
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
         dist = distance_table(view)
-        detectives = list(view.detectives)
-
-        def score(move: Move) -> float:
-            return -round(sum(3.0 ** -int(d) for d in dist[move.destination, detectives]), 12)
-
-        return cheapest(best_by(legal, score), view.tickets[0], self.rng)
+        ends = np.asarray([m.destination for m in legal])
+        danger = (3.0 ** -dist[np.ix_(ends, np.asarray(view.detectives))]).sum(axis=1)
+        return cheapest(best_of(legal, -danger.round(12)), view.tickets[0], self.rng)
