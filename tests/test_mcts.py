@@ -64,6 +64,7 @@ def test_returns_legal_moves_on_random_positions(name: str) -> None:
 def test_respects_the_time_budget(name: str) -> None:
     bot = MctsBot(seed=1, time=0.2)
     state = random_position(name, 5)
+    MctsBot(iterations=64).choose(state.view(state.to_move), state.legal_moves())  # compile
     started = time.perf_counter()
     move = bot.choose(state.view(state.to_move), state.legal_moves())
     assert move in state.legal_moves()
