@@ -40,7 +40,7 @@ def test_grid_shapes_and_mask_match_legal_moves() -> None:
             view = state.view(state.to_move)
             legal = state.legal_moves()
             obs = observe(enc, view, legal)
-            assert obs.state.shape == (4 * 25 + 4,)
+            assert obs.state.shape == (4 * 81 + 4,)
             assert obs.mask is not None and obs.mask.shape == (4,)
             assert obs.mask.sum() == len(legal)
             for action in np.flatnonzero(obs.mask):
@@ -60,18 +60,22 @@ def test_grid_directions_follow_rows_and_columns() -> None:
     assert corner.tolist() == [False, True, False, True]
 
 
-def test_grid_planes_mark_pieces() -> None:
+def test_grid_planes_are_centred_on_the_acting_piece() -> None:
     state = new_game("grid5", seed=2)
     enc = GridEncoder(state.rules)
+    centre, e = 40, 81  # the 9x9 frame's middle cell
     x = enc.encode(state.view(0))
-    assert x[state.mrx_station - 1] == 1.0
-    assert x[50 + state.detective_stations[0] - 1] == 1.0  # seat 1 is "another" detective
-    assert x[75:100].sum() == 0.0  # Mister X acting: no acting-detective plane
+    assert x[centre] == 1.0  # Mister X sees himself
+    assert x[2 * e:3 * e].sum() == 2.0  # both detectives, elsewhere
+    assert x[2 * e + centre] == 0.0
+    assert x[3 * e:4 * e].sum() == 25.0  # the board's cells
     state = state.apply(state.legal_moves()[0])
     y = enc.encode(state.view(1))
-    assert y[75 + state.detective_stations[0] - 1] == 1.0
-    assert y[50 + state.detective_stations[1] - 1] == 1.0
-    assert y[:25].sum() == pytest.approx(1.0)  # a probability over the possible set
+    assert y[2 * e:3 * e].sum() == 1.0  # only the other detective
+    assert y[:e].sum() == pytest.approx(1.0)  # a probability over the possible set
+    r0, c0 = divmod(state.detective_stations[0] - 1, 5)
+    r1, c1 = divmod(state.detective_stations[1] - 1, 5)
+    assert y[2 * e + (r1 - r0 + 4) * 9 + (c1 - c0 + 4)] == 1.0
 
 
 def test_graph_shapes() -> None:

@@ -115,9 +115,8 @@ def build_net(meta: dict[str, Any]) -> nn.Module:
     if arch is Arch.MLP:
         return GridMlp(int(meta["state_dim"]), hidden)
     if arch is Arch.CNN:
-        sig = meta["signature"]
-        return GridCnn(int(meta["planes"]), int(sig["height"]), int(sig["width"]),
-                       int(meta["scalars"]), hidden)
+        height, width = (int(v) for v in meta["frame"])
+        return GridCnn(int(meta["planes"]), height, width, int(meta["scalars"]), hidden)
     return MoveScorer(int(meta["state_dim"]), int(meta["cand_dim"]),
                       int(meta["signature"]["stations"]), hidden)
 

@@ -29,6 +29,7 @@ from bots.dqn.features import (
     Encoder,
     GridEncoder,
     Role,
+    acting_station,
     board_signature,
     make_encoder,
     move_of,
@@ -37,7 +38,7 @@ from bots.dqn.features import (
 from bots.dqn.model import Arch, export_params
 from bots.dqn.policy import WeightsError, save_weights
 from bots.registry import make_bot, parse_options
-from game import MRX, Outcome, Ruleset, State, Winner, new_game
+from game import MRX, Outcome, Ruleset, State, View, Winner, new_game
 from game.errors import YardError
 
 
@@ -59,6 +60,12 @@ class Rewards:
     """The detective whose move catches or corners Mister X."""
     det_lose: float = -10.0
     """Every learning detective, when the detectives lose."""
+    det_closer: float = 0.0
+    """Potential-based shaping (off by default): a detective's potential is minus this
+    times its mean distance to the possible locations; reward += γ·Φ(s') − Φ(s)."""
+    mrx_far: float = 0.0
+    """Potential-based shaping (off by default): Mister X's potential is this times his
+    distance to the nearest detective."""
 
 
 @dataclass
@@ -114,7 +121,8 @@ def make_meta(spec: TrainSpec, encoder: Encoder) -> dict[str, Any]:
         "ruleset": spec.rules.name, "signature": board_signature(spec.rules),
         "state_dim": encoder.state_dim, "hidden": list(spec.config.hidden)}
     if isinstance(encoder, GridEncoder):
-        meta.update(planes=encoder.n_planes, scalars=encoder.n_scalars)
+        meta.update(planes=encoder.n_planes, scalars=encoder.n_scalars,
+                    frame=list(encoder.frame))
     else:
         meta["cand_dim"] = encoder.cand_dim
     return meta
@@ -136,6 +144,7 @@ class Trainer:
         self.partner = bot_from_spec(spec.partner, spec.seed) if spec.partner else None
         self._check_roles()
         self.stats = TrainStats()
+        self.dist = np.asarray(spec.rules.board.distances(), dtype=np.float32)
         self.best_params = export_params(self.agent.net)
 
     def _check_roles(self) -> None:
@@ -173,15 +182,17 @@ class Trainer:
                 move = others[seat].choose(view, legal)
             else:
                 obs = observe(self.encoder, view, legal)
+                phi = self.potential(view)
                 if seat in pending:
                     done = pending.pop(seat)
                     done.next_obs = obs
-                    done.reward += rew.mrx_round if seat == MRX else 0.0
+                    done.reward += (rew.mrx_round if seat == MRX else 0.0) \
+                        + self.spec.config.gamma * phi - done.extra["phi"]
                     self._finish(done, learn)
                 action = self.agent.act(obs, epsilon)
                 move = move_of(self.encoder, view, legal, action)
                 gain = rew.det_possible if seat != MRX and move.to in view.possible else 0.0
-                pending[seat] = Transition(obs, action, gain, None)
+                pending[seat] = Transition(obs, action, gain, None, {"phi": phi})
             state = state.apply_unchecked(move)
             if state.outcome is not None and seat != MRX and seat in pending and \
                     state.outcome.winner is Winner.DETECTIVES:
@@ -205,11 +216,24 @@ class Trainer:
         rew = self.spec.rewards
         mrx_won = outcome.winner is Winner.MRX
         for seat, item in pending.items():
+            item.reward -= item.extra["phi"]
             if seat == MRX:
                 item.reward += rew.mrx_round if mrx_won else rew.mrx_caught
             elif mrx_won:
                 item.reward += rew.det_lose
             self._finish(item, learn)
+
+    def potential(self, view: View) -> float:
+        """Shaping potential Φ of the acting seat (0 unless a shaping reward is set)."""
+        rew = self.spec.rewards
+        here = acting_station(view)
+        if view.to_move == MRX:
+            if not rew.mrx_far:
+                return 0.0
+            return rew.mrx_far * float(self.dist[here, list(view.detectives)].min())
+        if not rew.det_closer or not view.possible:
+            return 0.0
+        return -rew.det_closer * float(self.dist[here, list(view.possible)].mean())
 
     def _finish(self, item: Transition, learn: bool) -> None:
         if learn:
