@@ -10,6 +10,9 @@ Four numbers, each measured for a quarter of ``--seconds``:
 * arena games/s: the same through :func:`bots.arena.play_game` with ``random`` bots, so
   every move also builds the mover's view (travel log, possible locations).
 
+Rates are per wall-clock second. ``cpu_share`` (process CPU time / wall time) shows whether
+other work competed for the core while measuring.
+
 ``bench/engine.py`` runs the same code as a script.
 """
 
@@ -93,6 +96,7 @@ def measure(rules: Ruleset, seconds: float) -> dict[str, Any]:
     from bots.simple import RandomBot
 
     share = seconds / 4
+    wall, cpu = time.perf_counter(), time.process_time()
     generations, applies = _move_rates(rules, share)
     gc.collect()  # the position pool is garbage now; keep it out of the game timings
     mrx, det = RandomBot(), RandomBot()
@@ -107,12 +111,14 @@ def measure(rules: Ruleset, seconds: float) -> dict[str, Any]:
 
     games = _rate(share, engine_game)
     arena = _rate(share, arena_game)
+    cpu_share = (time.process_time() - cpu) / (time.perf_counter() - wall)
     return {
         "rules": rules.name, "seconds": seconds, "python": platform.python_version(),
         "legal_move_generations_per_s": round(generations, 1),
         "applies_per_s": round(applies, 1),
         "random_games_per_s": round(games, 1),
         "arena_games_per_s": round(arena, 1),
+        "cpu_share": round(cpu_share, 3),
     }
 
 
@@ -125,6 +131,8 @@ def format_report(report: dict[str, Any]) -> str:
         f"moves applied/s           {report['applies_per_s']:>12,.0f}",
         f"random games/s (engine)   {report['random_games_per_s']:>12,.1f}",
         f"random games/s (arena)    {report['arena_games_per_s']:>12,.1f}",
+        f"CPU time / wall time      {report['cpu_share']:>12.0%}  (below 100%: the machine "
+        "was busy and every rate above is low by that factor)",
     ])
 
 
