@@ -50,12 +50,12 @@ def leaderboard_table(board: Leaderboard) -> Table:
                  "wins as Mr X", "wins as det.", "LOS"):
         table.add_column(name, justify="left" if name == "player" else "right")
     for row in board.rows:
-        table.add_row(*_leaderboard_cells(row, board.role))
+        table.add_row(*_leaderboard_cells(row, board.role, row.player == board.anchor))
     return table
 
 
-def _leaderboard_cells(row: LeaderboardRow, role: Role | None) -> list[str]:
-    elo = _ci(row.elo, row.ci)
+def _leaderboard_cells(row: LeaderboardRow, role: Role | None, anchor: bool) -> list[str]:
+    elo = "0 (anchor)" if anchor else _ci(row.elo, row.ci)
     mrx, det = _elo(row.elo_mrx), _elo(row.elo_det)
     if role is Role.MRX and row.elo_mrx is not None:
         mrx = _ci(row.elo_mrx, row.ci_mrx)
