@@ -15,7 +15,7 @@ True
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -23,19 +23,12 @@ import numpy as np
 from bots.base import Bot
 from game import Move, Ticket, View
 
-Score = Callable[[Move], float]
-
 
 def special_cost(move: Move) -> int:
     """How many scarce tickets a move spends: secret tickets count 1, a double move 2."""
     cost = 2 if move.to2 is not None else 0
     cost += (move.ticket == Ticket.SECRET) + (move.ticket2 == Ticket.SECRET)
     return cost
-
-
-def best_by(moves: Sequence[Move], score: Score) -> list[Move]:
-    """The moves with the highest ``score`` (all of them on a tie)."""
-    return best_of(moves, [score(m) for m in moves])
 
 
 def best_of(moves: Sequence[Move], scores: Sequence[float] | Any) -> list[Move]:
