@@ -176,7 +176,13 @@ class BotClient:
         side = _side(msg.seats[0])
         if side not in game.bots:
             bot = self.factory()
-            bot.begin(rules, [parse_seat(s) for s in msg.seats], msg.seed)
+            try:
+                bot.begin(rules, [parse_seat(s) for s in msg.seats], msg.seed)
+            except YardError as exc:
+                # One game this bot cannot play (wrong role, no weights for the ruleset)
+                # must not take down the process and its other games; the seat times out.
+                log.error("%s: cannot play game %s: %s", self.name, msg.game, exc)
+                return
             game.bots[side] = bot
 
     async def _play(self, msg: YourTurn) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import signal
 import sys
 from collections.abc import Sequence
@@ -20,6 +21,15 @@ READY_TIMEOUT_S = 60.0
 
 class ProcessError(YardError):
     """A child process failed to start or to report ready."""
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: get SIGTERM when the parent dies (Linux), so a killed
+    runner never leaves a server or bots playing on behind its back."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            pr_set_pdeathsig = 1
+            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def yard_argv(*args: str) -> list[str]:
@@ -40,7 +50,8 @@ class Child:
                     timeout: float = READY_TIMEOUT_S) -> Child:
         """Run ``yard ARGS``; wait for a stdout line starting with ``expect``."""
         proc = await asyncio.create_subprocess_exec(
-            *yard_argv(*args), stdout=asyncio.subprocess.PIPE, stderr=None)
+            *yard_argv(*args), stdout=asyncio.subprocess.PIPE, stderr=None,
+            preexec_fn=_die_with_parent)
         assert proc.stdout is not None
         try:
             line = await asyncio.wait_for(proc.stdout.readline(), timeout)

@@ -7,6 +7,7 @@ import pytest
 from server.tournament.schedule import (
     Format,
     ScheduleError,
+    bots_of,
     make_schedule,
     mrx_bot,
     team_members,
@@ -54,12 +55,15 @@ def test_self_play_adds_games_with_one_player_in_both_roles() -> None:
 def test_team_specs() -> None:
     assert team_members("dqn+alphabeta") == ["dqn", "alphabeta"]
     assert mrx_bot("dqn+alphabeta") == "dqn"
+    assert (mrx_bot("run2/rush+greedy"), team_members("run2/rush+greedy")) == \
+        ("run2", ["rush", "greedy"])
+    assert bots_of("run2/rush+run2") == ["run2", "rush"]
     games = make_schedule(["dqn+alphabeta", "mcts"], pairs=1, seed=0)
     assert {g.detectives for g in games} == {"dqn+alphabeta", "mcts"}
 
 
 @pytest.mark.parametrize("players,pairs", [(["a"], 1), (["a", "a"], 1), (["a", "b"], 0),
-                                           (["a", "b+"], 1)])
+                                           (["a", "b+"], 1), (["a", "/b"], 1), (["a", "x+y/b"], 1)])
 def test_bad_schedules_raise_schedule_error(players: list[str], pairs: int) -> None:
     with pytest.raises(ScheduleError):
         make_schedule(players, pairs=pairs, seed=0)

@@ -3,9 +3,10 @@
 Scotland Yard is asymmetric, so games come in pairs: for bots A and B and pair number p,
 A hunts B and B hunts A from the same start positions (the same game seed).
 
-A *player* is a bot name, or a detective team written ``a+b`` whose bots take the detective
-seats in turn (``dqn+alphabeta`` with 4 detectives: dqn, alphabeta, dqn, alphabeta). A team
-plays Mister X with its first bot.
+A *player* is a bot name; a detective team ``a+b`` whose bots take the detective seats in
+turn (``dqn+alphabeta`` with 4 detectives: dqn, alphabeta, dqn, alphabeta), playing Mister X
+with its first bot; or ``x/team``: bot ``x`` as Mister X and ``team`` as detectives, for bots
+that play one role only (``run2/rush``).
 
 >>> games = make_schedule(["random", "rush"], pairs=1, seed=7)
 >>> [(g.detectives, g.mrx) for g in games]
@@ -51,17 +52,35 @@ class ScheduledGame:
         return asdict(self)
 
 
+def _split(player: str) -> tuple[str, str]:
+    mrx_part, sep, det_part = player.partition("/")
+    if not sep:
+        return player.split("+")[0], player
+    if "+" in mrx_part or "/" in det_part:
+        raise ScheduleError(f"player {player!r}: expected MRX_BOT/DETECTIVE_TEAM")
+    return mrx_part, det_part
+
+
 def team_members(player: str) -> list[str]:
-    """Bots of a player spec: ``"dqn+alphabeta"`` -> ``["dqn", "alphabeta"]``."""
-    members = [m.strip() for m in player.split("+")]
+    """The detective bots of a player spec: ``"dqn+alphabeta"`` -> ``["dqn", "alphabeta"]``,
+    ``"run2/rush"`` -> ``["rush"]``."""
+    members = [m.strip() for m in _split(player)[1].split("+")]
     if not all(members):
         raise ScheduleError(f"player {player!r}: empty bot name in team")
     return members
 
 
 def mrx_bot(player: str) -> str:
-    """The bot that plays Mister X for a player spec (a team's first bot)."""
-    return team_members(player)[0]
+    """The bot that plays Mister X for a player spec."""
+    name = _split(player)[0].strip()
+    if not name:
+        raise ScheduleError(f"player {player!r}: empty Mister X bot name")
+    return name
+
+
+def bots_of(player: str) -> list[str]:
+    """Every bot a player spec uses, Mister X's first."""
+    return list(dict.fromkeys([mrx_bot(player), *team_members(player)]))
 
 
 def pair_seed(seed: int, a: str, b: str, number: int) -> int:
@@ -79,7 +98,7 @@ def make_schedule(players: list[str], pairs: int, seed: int,
     if len(set(players)) != len(players):
         raise ScheduleError(f"a player is listed twice: {', '.join(players)}")
     for player in players:
-        team_members(player)
+        bots_of(player)
     matchups = _matchups(players, fmt)
     if not matchups and not self_play:
         raise ScheduleError("a tournament needs at least two players (or --self-play)")

@@ -1,0 +1,189 @@
+"""``yard tournament run|resume|list``: tournaments from the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+
+from db.cli import db_option
+from db.records import ScheduledGame
+from db.store import Database
+from game import Outcome
+from server.tournament.report import leader_line, tournament_report
+from server.tournament.runner import (
+    Progress as RunProgress,
+)
+from server.tournament.runner import (
+    TournamentRunner,
+    TournamentSpec,
+    create,
+)
+from server.tournament.schedule import Format
+
+
+@click.group()
+def tournament() -> None:
+    """Run role-swapped tournaments between bots and store every game."""
+
+
+@tournament.command("run")
+@click.option("--rules", required=True, help="Ruleset name or .toml file.")
+@click.option("--bots", required=True,
+              help="Comma-separated players; a detective team is written a+b.")
+@click.option("--format", "fmt", type=click.Choice([f.value for f in Format]),
+              default=Format.ROUND_ROBIN.value, show_default=True)
+@click.option("--pairs", default=10, show_default=True,
+              help="Role-swapped pairs per pairing (2 games each).")
+@click.option("--concurrency", default=2, show_default=True, help="Games played at once.")
+@click.option("--move-time", default=10.0, show_default=True, help="Seconds per move.")
+@click.option("--bank-time", default=0.0, show_default=True, help="Bank seconds per seat.")
+@click.option("--seed", default=0, show_default=True, help="Tournament seed.")
+@click.option("--self-play", is_flag=True, help="Also play each bot against itself.")
+@click.option("--detectives", "n_detectives", type=int, help="Detectives per game.")
+@click.option("--on-timeout", type=click.Choice(["forfeit", "random"]), default="forfeit",
+              show_default=True, help="What a timeout costs.")
+@click.option("--max-illegal", default=3, show_default=True,
+              help="Illegal tries before a forfeit.")
+@click.option("--connect-timeout", default=15.0, show_default=True,
+              help="Seconds to wait for a bot that is not connected before forfeiting.")
+@click.option("--bot-option", "bot_options", multiple=True, metavar="BOT:KEY=VALUE",
+              help="Option for one bot, e.g. mcts:iterations=500.")
+@click.option("--server", "server_url", help="Use a running server (custom bots allowed).")
+@click.option("--admin-token", help="Admin token of that server.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
+@db_option
+def run(rules: str, bots: str, fmt: str, pairs: int, concurrency: int, move_time: float,
+        bank_time: float, seed: int, self_play: bool, n_detectives: int | None,
+        on_timeout: str, max_illegal: int, connect_timeout: float,
+        bot_options: tuple[str, ...], server_url: str | None, admin_token: str | None,
+        as_json: bool, db_url: str) -> None:
+    """Schedule and play a tournament, then print the leaderboard and win-rate matrix."""
+    spec = TournamentSpec(
+        rules=rules, bots=[b.strip() for b in bots.split(",") if b.strip()], format=fmt,
+        pairs=pairs, seed=seed, move_time=move_time, bank_time=bank_time,
+        self_play=self_play, detectives=n_detectives, on_timeout=on_timeout,
+        max_illegal=max_illegal, connect_timeout=connect_timeout,
+        bot_options=_bot_options(bot_options))
+    db = Database.connect(db_url)
+    tournament_id = create(db, spec)
+    if not as_json:
+        click.echo(f"tournament {tournament_id}: {len(db.scheduled(tournament_id))} games "
+                   f"scheduled in {db_url}", err=True)
+    _play(db, db_url, tournament_id, server_url, admin_token, concurrency, as_json)
+
+
+@tournament.command("resume")
+@click.argument("tournament_id")
+@click.option("--concurrency", default=2, show_default=True, help="Games played at once.")
+@click.option("--server", "server_url", help="Use a running server.")
+@click.option("--admin-token", help="Admin token of that server.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
+@db_option
+def resume(tournament_id: str, concurrency: int, server_url: str | None,
+           admin_token: str | None, as_json: bool, db_url: str) -> None:
+    """Play only the games of TOURNAMENT_ID that are not stored yet."""
+    db = Database.connect(db_url, create=False)
+    _play(db, db_url, tournament_id, server_url, admin_token, concurrency, as_json)
+
+
+@tournament.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@db_option
+def list_(as_json: bool, db_url: str) -> None:
+    """Stored tournaments with how much of each schedule has been played."""
+    infos = Database.connect(db_url, create=False).list_tournaments()
+    rows = [{"tournament_id": i.tournament_id, "rules": str(i.spec.get("rules")),
+             "bots": list(i.spec.get("bots") or []), "scheduled": i.scheduled,
+             "played": i.played, "created_at": i.created_at.isoformat()} for i in infos]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for info in infos:
+        bots = ",".join(str(b) for b in info.spec.get("bots") or [])
+        click.echo(f"{info.tournament_id}  {info.spec.get('rules')!s:<8} "
+                   f"{info.played:>5}/{info.scheduled:<5} {bots}")
+
+
+def _bot_options(pairs: tuple[str, ...]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for pair in pairs:
+        bot, sep, option = pair.partition(":")
+        if not sep or "=" not in option or not bot:
+            raise click.BadParameter(f"{pair!r} must look like BOT:KEY=VALUE",
+                                     param_hint="--bot-option")
+        out.setdefault(bot, []).append(option)
+    return out
+
+
+def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
+          admin_token: str | None, concurrency: int, as_json: bool) -> None:
+    console = Console(stderr=True)
+    display = _Display(db, tournament_id, console, enabled=not as_json)
+    runner = TournamentRunner(db, db_url, tournament_id, server_url=server_url,
+                              admin_token=admin_token, concurrency=concurrency,
+                              listener=display.update)
+    try:
+        with display:
+            progress = asyncio.run(runner.run())
+    except KeyboardInterrupt:
+        info = db.get_tournament(tournament_id)
+        console.print(f"interrupted: {info.played}/{info.scheduled} games stored; continue "
+                      f"with: yard tournament resume {tournament_id} --db {db_url}")
+        sys.exit(130)
+    report = tournament_report(db, tournament_id)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    report.render(Console())
+    if progress.aborted:
+        console.print(f"{progress.aborted} games could not be played; run `yard tournament "
+                      f"resume {tournament_id} --db {db_url}` to retry them")
+
+
+class _Display:
+    """A rich progress bar: games done / total, games/s, ETA, current leader."""
+
+    def __init__(self, db: Database, tournament_id: str, console: Console,
+                 enabled: bool) -> None:
+        self.db = db
+        self.tournament_id = tournament_id
+        self.enabled = enabled
+        self.bar = Progress(TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[rate]:.1f} games/s"),
+                            TimeRemainingColumn(), TextColumn("{task.fields[leader]}"),
+                            console=console, disable=not enabled)
+        self.task: TaskID | None = None
+        self._last_leader = 0
+
+    def __enter__(self) -> _Display:
+        info = self.db.get_tournament(self.tournament_id)
+        self.bar.__enter__()
+        self.task = self.bar.add_task("games", total=info.scheduled, completed=info.played,
+                                      rate=0.0, leader="")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.bar.__exit__(None, None, None)
+
+    def update(self, progress: RunProgress, entry: ScheduledGame, outcome: Outcome) -> None:
+        if self.task is None or not self.enabled:
+            return
+        fields: dict[str, Any] = {"rate": progress.rate}
+        step = max(1, progress.total // 20)
+        if progress.done - self._last_leader >= step or progress.done == progress.total:
+            self._last_leader = progress.done
+            fields["leader"] = leader_line(self.db, self.tournament_id)
+        self.bar.update(self.task, completed=progress.done, **fields)
