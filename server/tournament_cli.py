@@ -29,6 +29,7 @@ from server.tournament.runner import (
 from server.tournament.runner import (
     TournamentRunner,
     TournamentSpec,
+    builtin_roles,
     create,
 )
 from server.tournament.schedule import Format
@@ -77,6 +78,9 @@ def run(rules: str, bots: str, fmt: str, pairs: int, concurrency: int, move_time
         self_play=self_play, detectives=n_detectives, on_timeout=on_timeout,
         max_illegal=max_illegal, connect_timeout=connect_timeout,
         bot_options=_bot_options(bot_options))
+    spec.validate()
+    if server_url is None:
+        spec.check_roles(asyncio.run(builtin_roles()))
     db = Database.connect(db_url)
     tournament_id = create(db, spec)
     if not as_json:
@@ -180,6 +184,14 @@ class _Display:
 
     def update(self, progress: RunProgress, entry: ScheduledGame, outcome: Outcome) -> None:
         if self.task is None or not self.enabled:
+            return
+        if not self.bar.console.is_terminal:
+            # Logs and pipes get one plain line per game instead of a redrawn bar.
+            winner = outcome.winner.value if outcome.winner else "nobody"
+            self.bar.console.print(
+                f"game {entry.index} done ({progress.done}/{progress.total}): "
+                f"{entry.detectives} hunt {entry.mrx}: {winner} "
+                f"({outcome.termination.value})", highlight=False, soft_wrap=True)
             return
         fields: dict[str, Any] = {"rate": progress.rate}
         step = max(1, progress.total // 20)

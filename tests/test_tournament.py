@@ -1,0 +1,218 @@
+"""``yard tournament``: the full stack (real server, real bot processes, real SQLite file)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from db.store import Database
+from game import Move, Termination, Winner, from_text
+from ratings.outcomes import from_results
+
+SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
+YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
+
+
+def yard(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*YARD, *args], capture_output=True, text=True,
+                          timeout=timeout * SCALE, check=False)
+
+
+def db_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'tour.db'}"
+
+
+def test_small_tournament_end_to_end(tmp_path: Path) -> None:
+    url = db_url(tmp_path)
+    done = yard("tournament", "run", "--rules", "grid5", "--bots", "random,greedy,run2/rush",
+                "--pairs", "2", "--seed", "4", "--move-time", "5", "--db", url, "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["games"] == 12
+    tid = report["tournament_id"]
+
+    db = Database.connect(url)
+    rows = db.results(tournament_id=tid)
+    assert len(rows) == 12 and db.pending(tid) == []
+    # Every scheduled game was played exactly once, by the scheduled players.
+    scheduled = {e.schedule_id: e for e in db.scheduled(tid)}
+    assert sorted(r.schedule_id for r in rows) == sorted(scheduled)
+    for row in rows:
+        entry = scheduled[row.schedule_id]
+        assert (row.mrx_player, row.detective_player) == (entry.mrx, entry.detectives)
+
+    # Leaderboard and matrix agree with the games actually stored.
+    games = from_results(rows).games
+    board = report["leaderboard"]
+    assert board["games"] == len(games)
+    wins_as_mrx = Counter(g.mrx for g in games if g.mrx_won)
+    for line in board["rows"]:
+        assert line["mrx_wins"] == wins_as_mrx[line["player"]]
+    matrix = report["matrix"]
+    for r, det in enumerate(matrix["rows"]):
+        for c, mrx in enumerate(matrix["columns"]):
+            cell = matrix["cells"][r][c]
+            played = [g for g in games if g.detectives == det and g.mrx == mrx]
+            assert cell["games"] == len(played)
+            assert cell["detective_wins"] == sum(not g.mrx_won for g in played)
+
+    # Each stored game replays with the engine to its stored result; pairs share a start.
+    starts: dict[str, set[str]] = {}
+    for row in rows:
+        record = db.load_game(row.game_id)
+        state = from_text(record.start_position)
+        for turn in record.turns:
+            if turn.move is not None:
+                state = state.apply(Move.parse(turn.move))
+        if record.outcome.termination not in (Termination.TIMEOUT, Termination.ILLEGAL_MOVE):
+            assert state.outcome == record.outcome
+        starts.setdefault(row.pair_key or "", set()).add(record.start_position)
+    assert all(len(s) == 1 for s in starts.values())
+
+
+def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
+    url = db_url(tmp_path)
+    cases = [
+        (["--rules", "grid5", "--bots", "random,nosuchbot"], "unknown bot 'nosuchbot'"),
+        (["--rules", "nosuchrules", "--bots", "random,greedy"], "unknown ruleset"),
+        (["--rules", "grid5", "--bots", "random,rush"], "cannot play mrx"),
+        (["--rules", "grid5", "--bots", "random"], "at least two players"),
+    ]
+    for args, message in cases:
+        done = yard("tournament", "run", *args, "--db", url)
+        assert done.returncode == 2, (args, done.stderr)
+        assert message in done.stderr
+        assert "Traceback" not in done.stderr
+    assert yard("tournament", "resume", "nope", "--db", url).returncode == 2
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """A `yard serve` process with a short disconnect grace; yields (ws url, db url)."""
+    url = db_url(tmp_path)
+    proc = subprocess.Popen([*YARD, "serve", "--port", "0", "--db", url, "--grace", "0.5"],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("listening on"), line
+    try:
+        yield line.split()[-1], url
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def start_bot(args: list[str]) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith("connected"), "bot did not connect"
+    return proc
+
+
+CRASHER = """
+import os, sys
+from bots.sdk import Bot, run
+
+class Crasher(Bot):
+    name = "crasher"
+
+    def choose(self, view, legal):
+        if view.seat != 0 and view.move_number >= 1:
+            os._exit(3)  # dies in the middle of its first game as detectives
+        return self.rng.choice(legal)
+
+run(Crasher)
+"""
+
+
+def test_missing_and_crashing_bots_forfeit_and_the_tournament_goes_on(
+        server: tuple[str, str], tmp_path: Path) -> None:
+    ws_url, url = server
+    script = tmp_path / "crasher.py"
+    script.write_text(CRASHER)
+    random_bot = start_bot([*YARD, "bot", "random", "--url", ws_url])
+    crasher = start_bot([sys.executable, str(script), "--url", ws_url])
+    try:
+        done = yard("tournament", "run", "--rules", "grid5", "--server", ws_url, "--bots",
+                    "random,crasher,ghost", "--pairs", "1", "--concurrency", "1",
+                    "--connect-timeout", "1", "--move-time", "5", "--db", url, "--json")
+    finally:
+        random_bot.terminate()
+        random_bot.wait(timeout=30)
+    assert crasher.wait(timeout=30) == 3
+    assert done.returncode == 0, done.stderr
+    tid = json.loads(done.stdout)["tournament_id"]
+    db = Database.connect(url)
+    games = db.list_games(tournament_id=tid)
+    assert len(games) == 6
+    by_players = {(g.detective_player, g.mrx_player): g for g in games}
+    # ghost never connected: it loses every game it had against random.
+    assert by_players[("ghost", "random")].winner is Winner.MRX
+    assert by_players[("random", "ghost")].winner is Winner.DETECTIVES
+    assert by_players[("random", "ghost")].termination is Termination.DISCONNECTED
+    # crasher played Mister X to a rule ending, then died mid-game as detectives.
+    first, second = [g for g in sorted(games, key=lambda g: g.started_at)
+                     if {g.mrx_player, g.detective_player} == {"crasher", "random"}]
+    assert first.mrx_player == "crasher"
+    assert first.termination in (Termination.CAUGHT, Termination.SURVIVED,
+                                 Termination.CORNERED)
+    assert (second.detective_player, second.termination) == ("crasher",
+                                                             Termination.DISCONNECTED)
+    assert second.moves > 0 and second.winner is Winner.MRX
+    # crasher against ghost: both missing, so the game is aborted and stays pending.
+    assert len(db.pending(tid)) == 2
+
+
+def _server_running(db_path: str) -> bool:
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if db_path.encode() in cmdline and b"serve" in cmdline:
+                return True
+    return False
+
+
+def test_killed_runner_resumes_and_plays_every_game_exactly_once(tmp_path: Path) -> None:
+    url = db_url(tmp_path)
+    runner = subprocess.Popen(
+        [*YARD, "tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
+         "--pairs", "15", "--seed", "9", "--move-time", "5", "--db", url],
+        stderr=subprocess.PIPE, text=True)
+    assert runner.stderr is not None
+    finished = 0
+    for line in runner.stderr:
+        finished += line.startswith("game ")
+        if finished == 4:
+            break
+    runner.kill()  # SIGKILL: no cleanup in the runner at all
+    runner.wait(timeout=30)
+    deadline = time.monotonic() + 30 * SCALE
+    while _server_running(url) and time.monotonic() < deadline:
+        time.sleep(0.1)  # the orphaned server gets SIGTERM from the kernel and stops
+    assert not _server_running(url)
+
+    db = Database.connect(url)
+    tid = db.list_tournaments()[0].tournament_id
+    before = db.get_tournament(tid)
+    assert 4 <= before.played < before.scheduled == 30
+
+    done = yard("tournament", "resume", tid, "--db", url, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["games"] == 30
+    assert db.pending(tid) == []
+    played = [r.schedule_id for r in db.results(tournament_id=tid)
+              if r.termination is not Termination.ABORTED]
+    assert sorted(played) == sorted(e.schedule_id for e in db.scheduled(tid))
+    assert len(played) == len(set(played)) == 30
