@@ -45,7 +45,7 @@ def test_small_tournament_end_to_end(tmp_path: Path) -> None:
     assert len(rows) == 12 and db.pending(tid) == []
     # Every scheduled game was played exactly once, by the scheduled players.
     scheduled = {e.schedule_id: e for e in db.scheduled(tid)}
-    assert sorted(r.schedule_id for r in rows) == sorted(scheduled)
+    assert sorted(r.schedule_id or 0 for r in rows) == sorted(scheduled)
     for row in rows:
         entry = scheduled[row.schedule_id]
         assert (row.mrx_player, row.detective_player) == (entry.mrx, entry.detectives)
@@ -212,7 +212,7 @@ def test_killed_runner_resumes_and_plays_every_game_exactly_once(tmp_path: Path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["games"] == 30
     assert db.pending(tid) == []
-    played = [r.schedule_id for r in db.results(tournament_id=tid)
+    played = [r.schedule_id or 0 for r in db.results(tournament_id=tid)
               if r.termination is not Termination.ABORTED]
-    assert sorted(played) == sorted(e.schedule_id for e in db.scheduled(tid))
+    assert sorted(played) == sorted(e.schedule_id or 0 for e in db.scheduled(tid))
     assert len(played) == len(set(played)) == 30
