@@ -45,7 +45,7 @@ def test_small_tournament_end_to_end(tmp_path: Path) -> None:
     assert len(rows) == 12 and db.pending(tid) == []
     # Every scheduled game was played exactly once, by the scheduled players.
     scheduled = {e.schedule_id: e for e in db.scheduled(tid)}
-    assert sorted(r.schedule_id or 0 for r in rows) == sorted(scheduled)
+    assert sorted(r.schedule_id or 0 for r in rows) == sorted(k or 0 for k in scheduled)
     for row in rows:
         entry = scheduled[row.schedule_id]
         assert (row.mrx_player, row.detective_player) == (entry.mrx, entry.detectives)
