@@ -43,6 +43,7 @@ from protocol import (
     TimeControl,
     Watch,
     Welcome,
+    YourTurn,
     decode,
 )
 from server.match import Match, MatchSpec, Outputs, Player
@@ -371,6 +372,10 @@ class Core:
                 out += [Send(c.id, message) for c in self.conns.values()
                         if match.game_id in c.watching]
             elif (conn := self.sessions[recipient].conn) is not None:
+                if isinstance(message, YourTurn):
+                    # The answer to a turn we asked for is never a flood: a bot playing
+                    # many games at once on one connection must not be rate limited.
+                    self.conns[conn].bucket.credit()
                 out.append(Send(conn, message))
         if match.finished and match.record is not None:
             out.append(self._finished(match, match.record))

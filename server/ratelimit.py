@@ -16,9 +16,18 @@ class TokenBucket:
         self.burst = burst
         self.tokens = burst
         self.stamp = now
+        self.credits = 0
+
+    def credit(self) -> None:
+        """Grant one event that bypasses the rate (e.g. the reply to a request we sent);
+        credits are spent before tokens and are not capped by ``burst``."""
+        self.credits += 1
 
     def take(self, now: float) -> bool:
-        """Spend one token if available."""
+        """Spend a credit or one token if available."""
+        if self.credits:
+            self.credits -= 1
+            return True
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
         if self.tokens >= 1.0:

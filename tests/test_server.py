@@ -216,3 +216,21 @@ async def test_shutdown_stores_running_games_as_aborted(db: Database) -> None:
     assert (await sleepy.expect("game_over"))["termination"] == "aborted"
     record = db.load_game(game)
     assert record.outcome.termination is Termination.ABORTED and record.outcome.winner is None
+
+
+async def test_one_bot_playing_many_games_at_once_is_never_rate_limited(db: Database) -> None:
+    """Replies to turns the server sent do not count against the flood limit."""
+    srv = MatchServer(ServerConfig(rate_per_s=1.0, burst=5.0), db, port=0)
+    await srv.start()
+    try:
+        tasks = await start_bots(srv.url, "random")
+        async with AdminClient(srv.url) as admin:
+            games = [await admin.start_match(StartMatch("classic", "random", ["random"],
+                                                        seed=i)) for i in range(4)]
+            results = [await admin.result(g, 60 * SCALE) for g in games]
+        assert all(r.termination in RULE_ENDINGS for r in results)
+        assert all(t.fault is None for g in games for t in db.load_game(g).turns)
+        for task in tasks:
+            task.cancel()
+    finally:
+        await srv.stop()
