@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from db.cli import db_option
 from game.errors import YardError
 from protocol import OnTimeout, Policy, StartMatch, TimeControl, to_json
 from protocol.messages import MatchResult
@@ -61,8 +62,7 @@ def _open_db(url: str) -> GameSink:
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8765, show_default=True, help="Port (0 picks a free one).")
-@click.option("--db", "db_url", default="sqlite:///yard.db", show_default=True,
-              help="SQLAlchemy URL where finished games are stored.")
+@db_option
 @click.option("--token-file", type=click.Path(dir_okay=False),
               help='TOML file: [bots] name = "token", and optional admin_token.')
 @click.option("--bot-token", multiple=True, metavar="NAME=TOKEN", help="Require a bot token.")
@@ -133,8 +133,7 @@ async def _serve(config: ServerConfig, sink: GameSink, host: str, port: int,
               default="forfeit", show_default=True)
 @click.option("--max-illegal", default=3, show_default=True, help="Bad tries before forfeit.")
 @click.option("--admin-token", help="Admin token of the server.")
-@click.option("--db", "db_url", default="sqlite:///yard.db", show_default=True,
-              help="Database of the local server (without --server).")
+@db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def match(rules: str, mrx: str, detectives: str, server_url: str | None, seed: int | None,
           n_detectives: int | None, move_time: float, bank_time: float, on_timeout: str,
