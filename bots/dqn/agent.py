@@ -51,6 +51,8 @@ class DqnConfig:
     """Games over which ε decays linearly."""
     grad_clip: float = 10.0
     """Maximum gradient norm."""
+    n_step: int = 3
+    """Own moves per return (1: plain one-step Q-learning)."""
 
     def epsilon(self, game: int) -> float:
         """ε for game number ``game`` (0-based)."""
@@ -71,6 +73,40 @@ class Transition:
     reward: float
     next_obs: Obs | None
     extra: dict[str, Any] = field(default_factory=dict)
+    steps: int = 1
+    """Own moves covered (n-step returns): the bootstrap is discounted by γ**steps."""
+
+
+class NStep:
+    """Turns one seat's successive one-step transitions into n-step ones.
+
+    ``reward`` becomes ``r_0 + γ r_1 + … + γ^(n-1) r_(n-1)`` and ``next_obs`` the state n
+    own moves later; the last ones of a game are cut short at the terminal step.
+    """
+
+    def __init__(self, n: int, gamma: float) -> None:
+        self.n = n
+        self.gamma = gamma
+        self.window: list[Transition] = []
+
+    def push(self, item: Transition) -> list[Transition]:
+        """Add a one-step transition; returns the n-step transitions now complete."""
+        self.window.append(item)
+        if item.next_obs is None:
+            out = [self._join(self.window[i:]) for i in range(len(self.window))]
+            self.window = []
+            return out
+        if len(self.window) < self.n:
+            return []
+        out = [self._join(self.window)]
+        self.window.pop(0)
+        return out
+
+    def _join(self, items: list[Transition]) -> Transition:
+        reward = sum(t.reward * self.gamma ** i for i, t in enumerate(items))
+        first, last = items[0], items[-1]
+        return Transition(first.obs, first.action, reward, last.next_obs, first.extra,
+                          len(items))
 
 
 class ReplayBuffer:
@@ -112,6 +148,7 @@ class DqnAgent:
         self.meta = meta
         self.config = config
         self.device = torch.device(device)
+        torch.set_num_threads(1)  # tiny networks: extra threads only contend for the cores
         if seed is not None:
             torch.manual_seed(seed)
         self.net = build_net(meta).to(self.device)
@@ -186,8 +223,9 @@ class DqnAgent:
 
     def _returns(self, batch: list[Transition], next_value: torch.Tensor) -> torch.Tensor:
         rewards = torch.tensor([t.reward for t in batch], device=self.device)
-        alive = torch.tensor([t.next_obs is not None for t in batch], device=self.device)
-        return rewards + self.config.gamma * torch.where(alive, next_value, 0.0)
+        discount = torch.tensor([self.config.gamma ** t.steps if t.next_obs is not None
+                                 else 0.0 for t in batch], device=self.device)
+        return rewards + discount * torch.where(discount > 0, next_value, 0.0)
 
     def _grid_batch(self, batch: list[Transition]) -> tuple[torch.Tensor, torch.Tensor]:
         states = self._tensor([t.obs.state for t in batch])

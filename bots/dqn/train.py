@@ -24,7 +24,7 @@ import torch
 
 from bots.arena import bot_seed
 from bots.base import Bot
-from bots.dqn.agent import DqnAgent, DqnConfig, Transition
+from bots.dqn.agent import DqnAgent, DqnConfig, NStep, Transition
 from bots.dqn.features import (
     Encoder,
     GridEncoder,
@@ -144,6 +144,7 @@ class Trainer:
         self.partner = bot_from_spec(spec.partner, spec.seed) if spec.partner else None
         self._check_roles()
         self.stats = TrainStats()
+        self._nstep: dict[int, NStep] = {}
         self.dist = np.asarray(spec.rules.board.distances(), dtype=np.float32)
         self.best_params = export_params(self.agent.net)
 
@@ -173,6 +174,8 @@ class Trainer:
         mine = self.learner_seats(state)
         others = self._seat_bots(state, mine, opponent, seed)
         pending: dict[int, Transition] = {}
+        self._nstep = {seat: NStep(self.spec.config.n_step, self.spec.config.gamma)
+                       for seat in mine}
         rew = self.spec.rewards
         while state.outcome is None:
             seat = state.to_move
@@ -188,7 +191,7 @@ class Trainer:
                     done.next_obs = obs
                     done.reward += (rew.mrx_round if seat == MRX else 0.0) \
                         + self.spec.config.gamma * phi - done.extra["phi"]
-                    self._finish(done, learn)
+                    self._finish(seat, done, learn)
                 action = self.agent.act(obs, epsilon)
                 move = move_of(self.encoder, view, legal, action)
                 gain = rew.det_possible if seat != MRX and move.to in view.possible else 0.0
@@ -221,7 +224,7 @@ class Trainer:
                 item.reward += rew.mrx_round if mrx_won else rew.mrx_caught
             elif mrx_won:
                 item.reward += rew.det_lose
-            self._finish(item, learn)
+            self._finish(seat, item, learn)
 
     def potential(self, view: View) -> float:
         """Shaping potential Φ of the acting seat (0 unless a shaping reward is set)."""
@@ -235,9 +238,11 @@ class Trainer:
             return 0.0
         return -rew.det_closer * float(self.dist[here, list(view.possible)].mean())
 
-    def _finish(self, item: Transition, learn: bool) -> None:
-        if learn:
-            loss = self.agent.remember(item)
+    def _finish(self, seat: int, item: Transition, learn: bool) -> None:
+        if not learn:
+            return
+        for ready in self._nstep[seat].push(item):
+            loss = self.agent.remember(ready)
             if loss is not None:
                 self.stats.recent_loss.append(loss)
 

@@ -36,7 +36,7 @@ _HELP = {
     "target_sync": "gradient steps between target-network copies",
     "double_dqn": "Double DQN targets", "eps_start": "initial exploration ε",
     "eps_end": "final exploration ε", "eps_decay_games": "games over which ε decays",
-    "grad_clip": "gradient-norm clip",
+    "grad_clip": "gradient-norm clip", "n_step": "own moves per return (n-step Q-learning)",
     "mrx_round": "Mister X: per survived round", "mrx_caught": "Mister X: caught/cornered",
     "det_possible": "detective: stepping on a possible location",
     "det_capture": "detective: making the capture", "det_lose": "detectives: losing",
