@@ -19,6 +19,7 @@ from typing import Any
 
 from bots.base import Bot
 from game import MRX, Move, Outcome, Ruleset, State, Termination, Winner, load_ruleset, new_game
+from ratings.stats import wilson_interval
 
 
 @dataclass
@@ -110,17 +111,6 @@ class Summary:
                 "games_per_s": self.games_per_s, "mrx_win_rate": self.mrx_wins / self.games
                 if self.games else 0.0, "mrx_win_rate_ci95": [lo, hi],
                 "terminations": self.terminations}
-
-
-def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion (95% by default)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def play_many(rules: Ruleset | str, mrx: Bot, detectives: Sequence[Bot], games: int,

@@ -33,16 +33,22 @@ COMMANDS: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
-    """A click group that imports a subcommand's module only when it is used."""
+    """A click group that imports a subcommand's module only when it is used.
+
+    ``lazy_commands`` maps names to ``module:attribute``; a module that does not exist (a
+    package not built into this install) hides its command instead of failing.
+    """
+
+    lazy_commands: dict[str, str] = COMMANDS
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name in COMMANDS if self._load(name) is not None)
+        return sorted(name for name in self.lazy_commands if self._load(name) is not None)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return self._load(cmd_name)
 
     def _load(self, name: str) -> click.Command | None:
-        target = COMMANDS.get(name)
+        target = self.lazy_commands.get(name)
         if target is None:
             return None
         module_name, _, attr = target.partition(":")

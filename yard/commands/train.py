@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-
 import click
+
+from yard.cli import LazyGroup
 
 TRAINERS: dict[str, str] = {
     "lc": "bots.mcts.train_lc:lc",
@@ -12,23 +12,8 @@ TRAINERS: dict[str, str] = {
 }
 
 
-class _LazyTrainers(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name in TRAINERS if self.get_command(ctx, name) is not None)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = TRAINERS.get(cmd_name)
-        if target is None:
-            return None
-        module_name, _, attr = target.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name and module_name.startswith(exc.name):
-                return None
-            raise
-        command: click.Command | None = getattr(module, attr, None)
-        return command
+class _LazyTrainers(LazyGroup):
+    lazy_commands = TRAINERS
 
 
 @click.group(cls=_LazyTrainers)
