@@ -4,6 +4,7 @@
     .venv/bin/python bench/dqn.py grid5 --games 1000
     .venv/bin/python bench/dqn.py graph --rules dash --games 200
     .venv/bin/python bench/dqn.py matrix --games 200
+    .venv/bin/python bench/dqn.py weights      # table of the shipped weights files
 
 Search bots run with small fixed budgets (alphabeta depth=2, mcts iterations=200) so the
 numbers do not depend on the machine's speed.
@@ -113,18 +114,37 @@ def matrix(args: argparse.Namespace) -> None:
         print(f"{m:10}{row}")
 
 
+def weights(args: argparse.Namespace) -> None:
+    """Markdown table of the shipped weights, from the training record in each file."""
+    from bots.dqn.bot import WEIGHTS_DIR
+    from bots.dqn.policy import load_weights
+
+    print("| file | size | games | seed | wall time | shipped = best evaluation (win rate) "
+          "| command |")
+    print("|---|---|---|---|---|---|---|")
+    for path in sorted(WEIGHTS_DIR.glob("*.npz")):
+        meta, _ = load_weights(path)
+        t = meta["training"]
+        best = max(t["evals"], key=lambda e: sum(v for k, v in e.items() if k != "games")
+                   / max(len(e) - 1, 1), default={})
+        last = ", ".join(f"{k} {v:.2f}" for k, v in best.items() if k != "games") or "-"
+        print(f"| `{path.name}` | {path.stat().st_size // 1024} KB | {t['games']} | "
+              f"{t['seed']} | {t['seconds']:.0f} s | {last} | `{t['command']}` |")
+
+
 def main() -> None:
     """Parse the command line and run one benchmark."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("which", choices=["speed", "grid5", "graph", "matrix"])
+    parser.add_argument("which", choices=["speed", "grid5", "graph", "matrix", "weights"])
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rules", default="dash", help="graph ruleset (graph benchmark)")
     parser.add_argument("--mrx", default="random,run2", help="Mister X bots (graph)")
     parser.add_argument("--detectives", default="random,rush", help="detective bots (graph)")
     args = parser.parse_args()
-    {"speed": speed, "grid5": grid5, "graph": graph, "matrix": matrix}[args.which](args)
+    {"speed": speed, "grid5": grid5, "graph": graph, "matrix": matrix,
+     "weights": weights}[args.which](args)
 
 
 if __name__ == "__main__":
