@@ -114,6 +114,11 @@ def matrix(args: argparse.Namespace) -> None:
         print(f"{m:10}{row}")
 
 
+def _mean_rate(evaluation: dict[str, float]) -> float:
+    rates = [v for k, v in evaluation.items() if k != "games"]
+    return sum(rates) / max(len(rates), 1)
+
+
 def weights(args: argparse.Namespace) -> None:
     """Markdown table of the shipped weights, from the training record in each file."""
     from bots.dqn.bot import WEIGHTS_DIR
@@ -125,8 +130,7 @@ def weights(args: argparse.Namespace) -> None:
     for path in sorted(WEIGHTS_DIR.glob("*.npz")):
         meta, _ = load_weights(path)
         t = meta["training"]
-        best = max(t["evals"], key=lambda e: sum(v for k, v in e.items() if k != "games")
-                   / max(len(e) - 1, 1), default={})
+        best: dict[str, float] = max(t["evals"], key=_mean_rate, default={})
         last = ", ".join(f"{k} {v:.2f}" for k, v in best.items() if k != "games") or "-"
         print(f"| `{path.name}` | {path.stat().st_size // 1024} KB | {t['games']} | "
               f"{t['seed']} | {t['seconds']:.0f} s | {last} | `{t['command']}` |")
