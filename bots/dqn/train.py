@@ -60,6 +60,9 @@ class Rewards:
     """The detective whose move catches or corners Mister X."""
     det_lose: float = -10.0
     """Every learning detective, when the detectives lose."""
+    det_team: float = 0.0
+    """Every other learning detective, when a teammate catches or corners him (off by
+    default: the issue's rewards credit only the capturing detective)."""
     det_closer: float = 0.0
     """Potential-based shaping (off by default): a detective's potential is minus this
     times its mean distance to the possible locations; reward += γ·Φ(s') − Φ(s)."""
@@ -200,6 +203,9 @@ class Trainer:
             if state.outcome is not None and seat != MRX and seat in pending and \
                     state.outcome.winner is Winner.DETECTIVES:
                 pending[seat].reward = rew.det_capture
+                for other, item in pending.items():
+                    if other != seat:
+                        item.reward += rew.det_team
         self._end(state.outcome, pending, learn)
         return state.outcome
 

@@ -40,6 +40,7 @@ _HELP = {
     "mrx_round": "Mister X: per survived round", "mrx_caught": "Mister X: caught/cornered",
     "det_possible": "detective: stepping on a possible location",
     "det_capture": "detective: making the capture", "det_lose": "detectives: losing",
+    "det_team": "detective: a teammate made the capture",
     "det_closer": "detective shaping: potential -c * mean distance to possible set",
     "mrx_far": "Mister X shaping: potential c * distance to nearest detective",
 }
