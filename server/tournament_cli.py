@@ -168,7 +168,8 @@ class _Display:
         self.bar = Progress(TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.fields[rate]:.1f} games/s"),
                             TimeRemainingColumn(), TextColumn("{task.fields[leader]}"),
-                            console=console, disable=not enabled)
+                            console=console,
+                            disable=not enabled or not console.is_terminal)
         self.task: TaskID | None = None
         self._last_leader = 0
 
