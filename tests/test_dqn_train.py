@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from bots.dqn.agent import DqnConfig
+from bots.dqn.agent import DqnConfig, NStep, Transition
 from bots.dqn.bot import load_model
-from bots.dqn.features import Role, observe
+from bots.dqn.features import Obs, Role, observe
 from bots.dqn.model import build_net, export_params, load_params
 from bots.dqn.policy import WeightsError, load_weights
 from bots.dqn.train import Trainer, TrainingError, TrainSpec
@@ -101,3 +101,17 @@ def test_loaded_params_match_export() -> None:
     load_params(net, params)
     for key, value in net.state_dict().items():
         assert np.array_equal(value.numpy(), params[key])
+
+
+def test_n_step_returns_sum_discounted_rewards_and_cut_at_the_end() -> None:
+    gamma = 0.5
+    joiner = NStep(3, gamma)
+    obs = [Obs(np.full(2, i, dtype=np.float32)) for i in range(5)]
+    ready: list[Transition] = []
+    for i in range(4):
+        ready += joiner.push(Transition(obs[i], i, 1.0, obs[i + 1] if i < 3 else None))
+    # one full 3-step transition from move 0, then moves 1..3 cut short by the game's end
+    assert [(t.action, t.steps, t.reward) for t in ready] == [
+        (0, 3, 1.75), (1, 3, 1.75), (2, 2, 1.5), (3, 1, 1.0)]
+    assert ready[0].next_obs is obs[3]
+    assert all(t.next_obs is None for t in ready[1:])
