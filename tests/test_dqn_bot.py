@@ -117,3 +117,10 @@ def test_train_cli_user_errors_exit_2(tmp_path: Path) -> None:
         done = subprocess.run([*base, *extra], capture_output=True, text=True, timeout=60)
         assert done.returncode == 2, (extra, done.stderr)
         assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_ruleset_without_own_weights_uses_the_same_boards() -> None:
+    bristol = load_ruleset("bristol")
+    assert shipped_weights(bristol, Role.MRX).name == "classic-mrx.npz"
+    result = play_game(bristol, make_bot("dqn", 1), [make_bot("random", 2)], seed=4)
+    assert result.outcome.termination is not Termination.ILLEGAL_MOVE
