@@ -115,3 +115,15 @@ def test_n_step_returns_sum_discounted_rewards_and_cut_at_the_end() -> None:
         (0, 3, 1.75), (1, 3, 1.75), (2, 2, 1.5), (3, 1, 1.0)]
     assert ready[0].next_obs is obs[3]
     assert all(t.next_obs is None for t in ready[1:])
+
+
+def test_detective_trains_beside_a_scripted_partner() -> None:
+    cfg = DqnConfig(hidden=(16,), learn_start=10, batch_size=8)
+    trainer = Trainer(TrainSpec(load_ruleset("dash").with_detectives(3), Role.DETECTIVE,
+                                ["random"], 3, seed=2, config=cfg, partner="rush",
+                                eval_every=0))
+    assert trainer.learner_seats(new_game(trainer.spec.rules, 1)) == {1}
+    trainer.train()
+    assert trainer.stats.games == 3 and trainer.agent.moves > 0
+    with pytest.raises(TrainingError, match="partner"):
+        Trainer(TrainSpec(load_ruleset("grid5"), Role.MRX, ["rush"], 1, partner="rush"))
