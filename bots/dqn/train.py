@@ -321,7 +321,8 @@ class Trainer:
         path.parent.mkdir(parents=True, exist_ok=True)
         extra = {"games": self.stats.games, "seconds": self.stats.seconds,
                  "evals": self.stats.evals, "best_score": self.stats.best_score,
-                 "best_params": self.best_params, "rng": self.rng.getstate()}
+                 "best_params": self.best_params, "rng": self.rng.getstate(),
+                 "opponents": self.spec.opponents, "eval_games": self.spec.eval_games}
         torch.save(self.agent.checkpoint(extra), path)
 
     def resume(self, path: Path) -> None:
@@ -338,7 +339,10 @@ class Trainer:
         self.stats.games = int(ckpt["games"])
         self.stats.seconds = float(ckpt["seconds"])
         self.stats.evals = list(ckpt["evals"])
-        self.stats.best_score = float(ckpt["best_score"])
+        same_eval = (ckpt.get("opponents"), ckpt.get("eval_games")) == \
+            (self.spec.opponents, self.spec.eval_games)
+        # Scores from another evaluation (other opponents or game count) are not comparable.
+        self.stats.best_score = float(ckpt["best_score"]) if same_eval else -1.0
         self.best_params = ckpt["best_params"]
         self.rng.setstate(ckpt["rng"])
 
