@@ -114,24 +114,18 @@ def matrix(args: argparse.Namespace) -> None:
         print(f"{m:10}{row}")
 
 
-def _mean_rate(evaluation: dict[str, float]) -> float:
-    rates = [v for k, v in evaluation.items() if k != "games"]
-    return sum(rates) / max(len(rates), 1)
-
-
 def weights(args: argparse.Namespace) -> None:
     """Markdown table of the shipped weights, from the training record in each file."""
     from bots.dqn.bot import WEIGHTS_DIR
     from bots.dqn.policy import load_weights
 
-    print("| file | size | games | seed | wall time | shipped = best evaluation (win rate) "
-          "| command |")
+    print("| file | size | games | seed | wall time | last evaluation (win rate) | last command |")
     print("|---|---|---|---|---|---|---|")
     for path in sorted(WEIGHTS_DIR.glob("*.npz")):
         meta, _ = load_weights(path)
         t = meta["training"]
-        best: dict[str, float] = max(t["evals"], key=_mean_rate, default={})
-        last = ", ".join(f"{k} {v:.2f}" for k, v in best.items() if k != "games") or "-"
+        final: dict[str, float] = t["evals"][-1] if t["evals"] else {}
+        last = ", ".join(f"{k} {v:.2f}" for k, v in final.items() if k != "games") or "-"
         print(f"| `{path.name}` | {path.stat().st_size // 1024} KB | {t['games']} | "
               f"{t['seed']} | {t['seconds']:.0f} s | {last} | `{t['command']}` |")
 
