@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +76,17 @@ def test_checkpoint_resume_continues_the_run(tmp_path: Path) -> None:
         assert torch.equal(a, b)
     again.train()
     assert again.stats.games == 45
+
+
+def test_resume_uses_the_learning_rate_of_the_new_run(tmp_path: Path) -> None:
+    trainer = _trained("grid5", Role.DETECTIVE, games=2)
+    ckpt = tmp_path / "run.ckpt.pt"
+    trainer.save_checkpoint(ckpt)
+    slower = replace(trainer.spec.config, lr=1e-5)
+    again = Trainer(TrainSpec(load_ruleset("grid5"), Role.DETECTIVE, ["random"], 4, seed=3,
+                              config=slower, eval_every=0))
+    again.resume(ckpt)
+    assert [g["lr"] for g in again.agent.opt.param_groups] == [1e-5]
 
 
 def test_resume_rejects_a_checkpoint_of_another_model(tmp_path: Path) -> None:

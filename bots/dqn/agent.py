@@ -291,5 +291,8 @@ class DqnAgent:
         self.net.load_state_dict(ckpt["net"])
         self.target.load_state_dict(ckpt["target"])
         self.opt.load_state_dict(ckpt["opt"])
+        # The optimiser state carries the old learning rate; the run's own option wins.
+        for group in self.opt.param_groups:
+            group["lr"] = self.config.lr
         self.moves = int(ckpt["moves"])
         self.updates = int(ckpt["updates"])
