@@ -65,6 +65,7 @@ def run(rules_name: str, a: str, b: str, pairs: int, seed: int, jobs: int) -> di
     return {"rules": rules_name, "a": a, "b": b, "pairs": pairs, "seed": seed,
             "a_score": rate(total, 2 * pairs), "a_as_mrx": rate(as_mrx, pairs),
             "a_as_detectives": rate(as_det, pairs),
+            "a_wins_as_mrx": as_mrx, "a_wins_as_detectives": as_det,
             "mean_plies": round(sum(r[2] for r in results) / (2 * pairs), 1),
             "seconds": round(time.perf_counter() - started, 1)}
 

@@ -89,6 +89,14 @@ def test_resume_uses_the_learning_rate_of_the_new_run(tmp_path: Path) -> None:
     assert [g["lr"] for g in again.agent.opt.param_groups] == [1e-5]
 
 
+def test_time_limit_stops_early_with_a_final_evaluation() -> None:
+    spec = _spec("grid5", Role.DETECTIVE, 1000)
+    spec.time_limit, spec.eval_every, spec.eval_games = 1e-9, 500, 2
+    stats = Trainer(spec).train()
+    assert stats.games == 1
+    assert [e["games"] for e in stats.evals] == [1]
+
+
 def test_resume_rejects_a_checkpoint_of_another_model(tmp_path: Path) -> None:
     trainer = _trained("grid5", Role.MRX, games=2)
     ckpt = tmp_path / "mrx.ckpt.pt"

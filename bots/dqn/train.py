@@ -88,6 +88,9 @@ class TrainSpec:
     eval_every: int = 500
     eval_games: int = 100
     keep_best: bool = True
+    time_limit: float = 0.0
+    """Stop after this many seconds of this invocation's wall time (0: no limit); the run
+    then ends with an evaluation, as at its last game."""
 
 
 @dataclass
@@ -261,9 +264,11 @@ class Trainer:
 
     def train(self, on_game: Callable[[TrainStats], None] | None = None,
               checkpoint: Path | None = None) -> TrainStats:
-        """Play games up to ``spec.games`` (continuing after a resume)."""
+        """Play games up to ``spec.games`` (continuing after a resume), or until
+        ``spec.time_limit`` runs out."""
         spec = self.spec
         started = time.perf_counter() - self.stats.seconds
+        deadline = time.perf_counter() + spec.time_limit if spec.time_limit > 0 else None
         while self.stats.games < spec.games:
             i = self.stats.games
             opponent = self.rng.choice(self.opponents)
@@ -271,13 +276,16 @@ class Trainer:
             self.stats.games += 1
             self.stats.recent_wins.append(self.learner_won(outcome))
             self.stats.seconds = time.perf_counter() - started
+            out_of_time = deadline is not None and time.perf_counter() >= deadline
             if spec.eval_every and (self.stats.games % spec.eval_every == 0
-                                    or self.stats.games == spec.games):
+                                    or self.stats.games == spec.games or out_of_time):
                 self.evaluate_and_keep()
                 if checkpoint is not None:
                     self.save_checkpoint(checkpoint)
             if on_game is not None:
                 on_game(self.stats)
+            if out_of_time:
+                break
         return self.stats
 
     def evaluate(self, games: int, seed: int = 10**6) -> dict[str, float]:

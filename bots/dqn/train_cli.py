@@ -114,12 +114,15 @@ def _config(kwargs: dict[str, Any]) -> tuple[DqnConfig, Rewards]:
 @click.option("--keep-best/--keep-last", default=True, show_default=True,
               help="ship the best evaluated weights, or the last")
 @click.option("--quiet", is_flag=True, help="no progress bar")
+@click.option("--time-limit", type=click.FloatRange(0), default=0.0, show_default=True,
+              help="stop after this many seconds (then evaluate and save as at the end); "
+              "0: play all --games")
 @_apply(_dataclass_options(DqnConfig))
 @_apply(_dataclass_options(Rewards, "reward-"))
 def dqn(rules_name: str, role: str, opponents: str, partner: str | None, games: int,
         seed: int, device: str, arch: str | None, out: Path, checkpoint: Path | None,
         resume: Path | None, eval_every: int, eval_games: int, keep_best: bool, quiet: bool,
-        **kwargs: Any) -> None:
+        time_limit: float, **kwargs: Any) -> None:
     """Train a DQN model in-process against registered bots and write its weights."""
     config, rewards = _config(kwargs)
     names = [n.strip() for n in opponents.split(",") if n.strip()]
@@ -127,7 +130,7 @@ def dqn(rules_name: str, role: str, opponents: str, partner: str | None, games: 
         raise TrainingError("--opponents needs at least one bot name")
     spec = TrainSpec(load_ruleset(rules_name), Role(role), names, games, seed, device, partner,
                      Arch(arch) if arch else None, config, rewards, eval_every, eval_games,
-                     keep_best)
+                     keep_best, time_limit)
     trainer = Trainer(spec)
     ckpt = checkpoint or out.with_suffix(".ckpt.pt")
     if resume is not None:
