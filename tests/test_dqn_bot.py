@@ -72,6 +72,26 @@ def test_weights_for_another_board_or_role_are_rejected(tmp_path: Path) -> None:
     with pytest.raises(WeightsError, match="retrain"):
         play_game("grid5", make_bot("random", 1),
                   [make_bot("dqn", 1, {"weights": str(tmp_path / "old.npz")})])
+    save_weights(tmp_path / "future.npz", {**meta, "features": "grid-v9"}, params)
+    with pytest.raises(WeightsError, match="unknown grid features 'grid-v9'"):
+        play_game("grid5", make_bot("random", 1),
+                  [make_bot("dqn", 1, {"weights": str(tmp_path / "future.npz")})])
+
+
+def test_grid_weights_of_both_encoder_versions_play(tmp_path: Path) -> None:
+    for features in ("grid-v1", "grid-v2"):
+        out = tmp_path / f"{features}.npz"
+        args = [*YARD, "train", "dqn", "--rules", "grid5", "--role", "detective",
+                "--games", "3", "--eval-every", "0", "--learn-start", "10", "--batch-size",
+                "4", "--features", features, "--quiet", "--out", str(out)]
+        done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        meta, _ = load_weights(out)
+        assert meta["features"] == features
+        assert meta["scalars"] == (4 if features == "grid-v1" else 5)
+        result = play_game("grid5", make_bot("random", 1),
+                           [make_bot("dqn", 1, {"weights": str(out)})], seed=2)
+        assert result.outcome is not None
 
 
 def test_board_without_weights_is_a_clear_error() -> None:
@@ -112,7 +132,8 @@ def test_train_cli_user_errors_exit_2(tmp_path: Path) -> None:
     cases = [(["--role", "mrx", "--opponents", "run"], "cannot play detectives"),
              (["--role", "mrx", "--hidden", "a,b"], "--hidden"),
              (["--role", "mrx", "--device", "tpu"], "use cpu or cuda"),
-             (["--role", "mrx", "--opponents", "nobody"], "unknown bot")]
+             (["--role", "mrx", "--opponents", "nobody"], "unknown bot"),
+             (["--role", "mrx", "--features", "grid-v7"], "--features")]
     for extra, message in cases:
         done = subprocess.run([*base, *extra], capture_output=True, text=True, timeout=60)
         assert done.returncode == 2, (extra, done.stderr)

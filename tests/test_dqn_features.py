@@ -30,9 +30,10 @@ def _play_until_hidden(rules: str, seed: int) -> State:
     raise AssertionError("no hidden position found")
 
 
-def test_grid_shapes_and_mask_match_legal_moves() -> None:
+@pytest.mark.parametrize(("version", "scalars"), [(1, 4), (2, 5)])
+def test_grid_shapes_and_mask_match_legal_moves(version: int, scalars: int) -> None:
     rules = load_ruleset("grid5")
-    enc = GridEncoder(rules)
+    enc = GridEncoder(rules, version)
     rng = random.Random(4)
     for seed in range(20):
         state = new_game(rules, seed)
@@ -40,7 +41,7 @@ def test_grid_shapes_and_mask_match_legal_moves() -> None:
             view = state.view(state.to_move)
             legal = state.legal_moves()
             obs = observe(enc, view, legal)
-            assert obs.state.shape == (4 * 81 + 4,)
+            assert obs.state.shape == (4 * 81 + scalars,)
             assert obs.mask is not None and obs.mask.shape == (4,)
             assert obs.mask.sum() == len(legal)
             for action in np.flatnonzero(obs.mask):
@@ -78,6 +79,65 @@ def test_grid_planes_are_centred_on_the_acting_piece() -> None:
     assert y[2 * e + (r1 - r0 + 4) * 9 + (c1 - c0 + 4)] == 1.0
 
 
+def test_walk_posterior_is_a_probability_over_the_possible_set() -> None:
+    rng = random.Random(6)
+    enc = GridEncoder(load_ruleset("grid5"))
+    for seed in range(10):
+        state = new_game("grid5", seed)
+        while state.outcome is None:
+            view = state.view(1)
+            p = enc.walk_posterior(view)
+            assert p.sum() == pytest.approx(1.0)
+            assert set(np.flatnonzero(p > 0)) <= view.possible
+            if len(view.possible) == 1:
+                assert p[next(iter(view.possible))] == pytest.approx(1.0)
+            state = state.apply_unchecked(rng.choice(state.legal_moves()))
+
+
+def test_walk_posterior_puts_the_centre_of_a_spread_above_its_rim() -> None:
+    enc = GridEncoder(load_ruleset("grid5"))
+    state = new_game("grid5", seed=0)
+    # Mister X revealed on the middle cell (13) at slot 3, then two hidden moves.
+    hidden = _with_log(state, reveal_at=13, hidden_moves=2, detectives=(1, 25))
+    view = hidden.view(1)
+    p = enc.walk_posterior(view)
+    assert {13, 3, 23, 11, 15, 7, 9, 17, 19} <= view.possible
+    assert p[13] > p[7] > p[3]  # back where he was > diagonal (two paths) > straight (one)
+    assert enc.encode(view)[:81].sum() == pytest.approx(1.0)
+
+
+def test_turn_order_scalar_tells_the_detectives_apart() -> None:
+    enc = GridEncoder(load_ruleset("grid5"))
+    state = new_game("grid5", seed=1)
+    state = state.apply(state.legal_moves()[0])
+    first = enc.encode(state.view(1))
+    state = state.apply(state.legal_moves()[0])
+    second = enc.encode(state.view(2))
+    assert (first[-1], second[-1]) == (0.5, 0.0)
+    assert GridEncoder(state.rules, 1).state_dim == enc.state_dim - 1
+
+
+def test_unknown_grid_version_is_refused() -> None:
+    with pytest.raises(ValueError, match="version 3"):
+        GridEncoder(load_ruleset("grid5"), 3)
+
+
+def _with_log(state: State, reveal_at: int, hidden_moves: int,
+              detectives: tuple[int, int]) -> State:
+    """A grid5 state whose log reveals ``reveal_at`` at slot 3, then ``hidden_moves`` taxi
+    moves; detective 1 to move; the possible set as the engine computes it."""
+    from game.belief import step
+
+    rules = state.rules
+    log: list[tuple[Ticket, int]] = [(Ticket.TAXI, s) for s in (7, 8, reveal_at)]
+    possible = frozenset((reveal_at,))
+    for _ in range(hidden_moves):
+        possible = step(rules, possible, Ticket.TAXI, detectives)
+        log.append((Ticket.TAXI, reveal_at))
+    return State._make(rules, (reveal_at, *detectives), state.tickets, tuple(log), 1,
+                       belief=possible)
+
+
 def test_graph_shapes() -> None:
     state = new_game("classic", seed=5)
     enc = GraphEncoder(state.rules)
@@ -90,13 +150,14 @@ def test_graph_shapes() -> None:
     assert double and obs.cands[double, CANDIDATE_FEATURES.index("double")].all()
 
 
-@pytest.mark.parametrize("rules", ["grid5", "classic", "warwick"])
-def test_detective_input_ignores_hidden_mrx_station(rules: str) -> None:
+@pytest.mark.parametrize(("rules", "version"),
+                         [("grid5", 1), ("grid5", 2), ("classic", 0), ("warwick", 0)])
+def test_detective_input_ignores_hidden_mrx_station(rules: str, version: int) -> None:
     state = _play_until_hidden(rules, 3)
     view = state.view(1)
     others = sorted(view.possible - {state.mrx_station})
     twin = _moved(state, others[0], state.to_move)
-    enc = GridEncoder(state.rules) if state.board.is_grid else GraphEncoder(state.rules)
+    enc = GridEncoder(state.rules, version) if version else GraphEncoder(state.rules)
     a = observe(enc, view, state.legal_moves())
     b = observe(enc, twin.view(1), twin.legal_moves())
     assert np.array_equal(a.state, b.state)

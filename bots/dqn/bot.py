@@ -78,7 +78,13 @@ def load_model(path: Path, rules: Ruleset, role: Role) -> LoadedModel:
         raise WeightsError(f"DQN weights {path} were trained on board "
                            f"{meta.get('signature', {}).get('board')}, not "
                            f"{rules.board.name} (ruleset {rules.name})")
-    encoder = make_encoder(rules, meta.get("kind"))
+    kind = meta.get("kind")
+    # Grid weights from before versioned encoders carry no "features" tag: version 1.
+    features = meta.get("features", "grid-v1") if kind == "grid" else None
+    try:
+        encoder = make_encoder(rules, kind, features)
+    except ValueError as exc:
+        raise WeightsError(f"DQN weights {path}: {exc}; retrain them") from None
     if meta.get("state_dim") != encoder.state_dim or (
             not isinstance(encoder, GridEncoder) and meta.get("cand_dim") != encoder.cand_dim):
         raise WeightsError(f"DQN weights {path} have input sizes that do not match this "

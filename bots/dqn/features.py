@@ -90,26 +90,34 @@ class GridEncoder:
 
     * 0: Mister X — one-hot at his cell when the acting seat knows it (always for Mister
       X; for a detective only when the possible set is one cell, i.e. at a reveal),
-      otherwise a uniform probability over the possible-location set;
-    * 1: the public possible-location set as a probability (what detectives believe);
+      otherwise a probability over the possible-location set: uniform (version 1) or, from
+      version 2, the random-walk posterior (see :meth:`walk_posterior`);
+    * 1: the public possible-location set as a uniform probability;
     * 2: the detectives other than the acting one;
     * 3: the board (1 on cells that exist, 0 beyond the edges).
 
     Scalars: rounds to the next reveal, share of moves played, "acting seat is Mister X",
-    size of the possible set relative to the board. An egocentric frame makes "move
-    towards the probability mass" the same function everywhere, which a small MLP learns
-    far faster than from absolute planes.
+    size of the possible set relative to the board, and from version 2 the share of the
+    detectives still to move after the acting one before Mister X moves again (the turn
+    order inside a round). An egocentric frame makes "move towards the probability mass"
+    the same function everywhere, which a small MLP learns far faster than from absolute
+    planes. Weights files record the version (``features``); files without it are
+    version 1.
     """
 
     n_planes = 4
-    n_scalars = 4
     n_actions = len(Direction)
+    versions = (1, 2)
 
-    def __init__(self, rules: Ruleset) -> None:
+    def __init__(self, rules: Ruleset, version: int = 2) -> None:
         board = rules.board
         if not board.is_grid:
             raise ValueError(f"board {board.name} is not a grid")
+        if version not in self.versions:
+            raise ValueError(f"grid encoder version {version} is not one of {self.versions}")
         self.rules = rules
+        self.version = version
+        self.n_scalars = 4 if version == 1 else 5
         self.width = board.width
         self.height = board.height
         self.cells = board.n_stations
@@ -125,6 +133,44 @@ class GridEncoder:
             r0, c0 = (s - 1) // self.width, (s - 1) % self.width
             self._ego[s, 1:] = (rows - r0 + self.height - 1) * self.frame[1] \
                 + cols - c0 + self.width - 1
+        #: One step of a mover that picks a neighbour uniformly (rows: from, cols: to).
+        self._walk = np.zeros((self.cells + 1, self.cells + 1), dtype=np.float64)
+        for s in board.stations:
+            near = sorted({d for t in board.adjacency for d in t[s]})
+            if near:
+                self._walk[s, near] = 1.0 / len(near)
+        self._starts = np.zeros(self.cells + 1, dtype=np.float64)
+        self._starts[list(board.stations if rules.random_starts else board.mrx_starts)] = 1.0
+
+    @property
+    def features(self) -> str:
+        """The version tag stored in weights files."""
+        return f"grid-v{self.version}"
+
+    def walk_posterior(self, view: View) -> npt.NDArray[np.float64]:
+        """Where Mister X is if he moved uniformly at random: the probability of each station
+        (index 0 unused), from the latest reveal (or the start cells) walked forward one
+        step per hidden log entry, restricted to the possible set and normalised.
+
+        Public information only. Against a random Mister X this is close to the exact
+        posterior (it ignores only that detectives block cells on the way); against other
+        players it still ranks the centre of the possible set above its rim.
+        """
+        reveal = view.last_reveal()
+        if reveal is None:
+            p, steps = self._starts.copy(), len(view.log)
+        else:
+            slot, station = reveal
+            p = np.zeros(self.cells + 1, dtype=np.float64)
+            p[station] = 1.0
+            steps = len(view.log) - slot
+        for _ in range(steps):
+            p = p @ self._walk
+        mask = np.zeros(self.cells + 1, dtype=np.float64)
+        mask[list(view.possible)] = 1.0
+        p *= mask
+        total = p.sum()
+        return p / total if total > 0 else mask / max(mask.sum(), 1.0)
 
     def encode(self, view: View) -> FloatArray:
         """The input vector for the seat to move in ``view``."""
@@ -137,8 +183,10 @@ class GridEncoder:
         seat = view.to_move
         if isinstance(view, MrXView) and seat == MRX:
             x[ego[view.mrx]] = 1.0
-        else:
+        elif self.version == 1:
             x[possible] = share
+        else:
+            x[ego[1:]] = self.walk_posterior(view)[1:]
         for i, station in enumerate(view.detectives, start=1):
             if i != seat:
                 x[2 * e + ego[station]] = 1.0
@@ -148,6 +196,8 @@ class GridEncoder:
         x[base + 1] = len(view.log) / self.rules.max_moves
         x[base + 2] = 1.0 if seat == MRX else 0.0
         x[base + 3] = len(possible) / self.cells
+        if self.version >= 2 and seat != MRX:
+            x[base + 4] = (len(view.detectives) - seat) / max(len(view.detectives), 1)
         return x
 
     def direction(self, origin: int, move: Move) -> Direction:
@@ -312,15 +362,22 @@ def move_of(encoder: Encoder, view: View, legal: Sequence[Move], action: int) ->
     return legal[action]
 
 
-def make_encoder(rules: Ruleset, kind: str | None = None) -> Encoder:
+def make_encoder(rules: Ruleset, kind: str | None = None,
+                 features: str | None = None) -> Encoder:
     """The encoder for ``rules``: grid planes on grid boards, move scoring elsewhere.
 
     ``kind`` ("grid" or "graph") forces one; a grid board can also be played as a graph.
+    ``features`` picks a grid encoder version ("grid-v1", "grid-v2"; default: the newest).
     """
     if kind is None:
         kind = "grid" if rules.board.is_grid else "graph"
     if kind == "grid":
-        return GridEncoder(rules)
+        if features is None:
+            return GridEncoder(rules)
+        tags = {f"grid-v{v}": v for v in GridEncoder.versions}
+        if features not in tags:
+            raise ValueError(f"unknown grid features {features!r} (known: {', '.join(tags)})")
+        return GridEncoder(rules, tags[features])
     if kind == "graph":
         return GraphEncoder(rules)
     raise ValueError(f"unknown encoder kind {kind!r}")

@@ -88,6 +88,8 @@ class TrainSpec:
     eval_every: int = 500
     eval_games: int = 100
     keep_best: bool = True
+    features: str | None = None
+    """Grid encoder version ("grid-v1", "grid-v2"); default the newest."""
     time_limit: float = 0.0
     """Stop after this many seconds of this invocation's wall time (0: no limit); the run
     then ends with an evaluation, as at its last game."""
@@ -128,7 +130,7 @@ def make_meta(spec: TrainSpec, encoder: Encoder) -> dict[str, Any]:
         "state_dim": encoder.state_dim, "hidden": list(spec.config.hidden)}
     if isinstance(encoder, GridEncoder):
         meta.update(planes=encoder.n_planes, scalars=encoder.n_scalars,
-                    frame=list(encoder.frame))
+                    frame=list(encoder.frame), features=encoder.features)
     else:
         meta["cand_dim"] = encoder.cand_dim
     return meta
@@ -141,8 +143,14 @@ class Trainer:
         check_device(spec.device)
         torch.set_num_threads(1)
         self.spec = spec
-        self.encoder = make_encoder(spec.rules, "grid" if spec.rules.board.is_grid
-                                    and spec.arch is not Arch.SCORER else "graph")
+        grid = spec.rules.board.is_grid and spec.arch is not Arch.SCORER
+        if spec.features is not None and not grid:
+            raise TrainingError(f"--features {spec.features}: only grid encoders have versions")
+        try:
+            self.encoder = make_encoder(spec.rules, "grid" if grid else "graph",
+                                        spec.features if grid else None)
+        except ValueError as exc:
+            raise TrainingError(str(exc)) from None
         self.meta = make_meta(spec, self.encoder)
         self.agent = DqnAgent(self.meta, spec.config, spec.device, spec.seed)
         self.rng = random.Random(spec.seed)

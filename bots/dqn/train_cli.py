@@ -114,6 +114,9 @@ def _config(kwargs: dict[str, Any]) -> tuple[DqnConfig, Rewards]:
 @click.option("--keep-best/--keep-last", default=True, show_default=True,
               help="ship the best evaluated weights, or the last")
 @click.option("--quiet", is_flag=True, help="no progress bar")
+@click.option("--features", type=click.Choice(["grid-v1", "grid-v2"]), default=None,
+              help="grid encoder version (default: the newest, grid-v2); grid-v1 "
+              "reproduces older weights files")
 @click.option("--time-limit", type=click.FloatRange(0), default=0.0, show_default=True,
               help="stop after this many seconds (then evaluate and save as at the end); "
               "0: play all --games")
@@ -122,7 +125,7 @@ def _config(kwargs: dict[str, Any]) -> tuple[DqnConfig, Rewards]:
 def dqn(rules_name: str, role: str, opponents: str, partner: str | None, games: int,
         seed: int, device: str, arch: str | None, out: Path, checkpoint: Path | None,
         resume: Path | None, eval_every: int, eval_games: int, keep_best: bool, quiet: bool,
-        time_limit: float, **kwargs: Any) -> None:
+        features: str | None, time_limit: float, **kwargs: Any) -> None:
     """Train a DQN model in-process against registered bots and write its weights."""
     config, rewards = _config(kwargs)
     names = [n.strip() for n in opponents.split(",") if n.strip()]
@@ -130,7 +133,7 @@ def dqn(rules_name: str, role: str, opponents: str, partner: str | None, games: 
         raise TrainingError("--opponents needs at least one bot name")
     spec = TrainSpec(load_ruleset(rules_name), Role(role), names, games, seed, device, partner,
                      Arch(arch) if arch else None, config, rewards, eval_every, eval_games,
-                     keep_best, time_limit)
+                     keep_best, features, time_limit)
     trainer = Trainer(spec)
     ckpt = checkpoint or out.with_suffix(".ckpt.pt")
     if resume is not None:
