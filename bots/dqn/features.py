@@ -169,8 +169,9 @@ class GridEncoder:
         mask = np.zeros(self.cells + 1, dtype=np.float64)
         mask[list(view.possible)] = 1.0
         p *= mask
-        total = p.sum()
-        return p / total if total > 0 else mask / max(mask.sum(), 1.0)
+        total = float(p.sum())
+        out: npt.NDArray[np.float64] = p / total if total > 0 else mask / max(mask.sum(), 1.0)
+        return out
 
     def encode(self, view: View) -> FloatArray:
         """The input vector for the seat to move in ``view``."""
