@@ -13,6 +13,7 @@ import ctypes
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from game.errors import YardError
 
@@ -46,12 +47,20 @@ class Child:
         self.ready_line = ready_line
 
     @classmethod
-    async def start(cls, args: Sequence[str], expect: str,
-                    timeout: float = READY_TIMEOUT_S) -> Child:
-        """Run ``yard ARGS``; wait for a stdout line starting with ``expect``."""
-        proc = await asyncio.create_subprocess_exec(
-            *yard_argv(*args), stdout=asyncio.subprocess.PIPE, stderr=None,
-            preexec_fn=_die_with_parent)
+    async def start(cls, args: Sequence[str], expect: str, timeout: float = READY_TIMEOUT_S,
+                    stderr_log: Path | None = None) -> Child:
+        """Run ``yard ARGS``; wait for a stdout line starting with ``expect``.
+
+        The child's stderr goes to ``stderr_log`` (appended) when given, else to ours.
+        """
+        log_file = stderr_log.open("ab") if stderr_log is not None else None
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *yard_argv(*args), stdout=asyncio.subprocess.PIPE, stderr=log_file,
+                preexec_fn=_die_with_parent)
+        finally:
+            if log_file is not None:
+                log_file.close()  # the child holds its own copy of the descriptor
         assert proc.stdout is not None
         try:
             line = await asyncio.wait_for(proc.stdout.readline(), timeout)
@@ -60,7 +69,10 @@ class Child:
         text = line.decode().strip()
         if not text.startswith(expect):
             await cls(proc, text).stop()
-            raise ProcessError(f"`yard {' '.join(args)}` did not start (got {text!r:.200})")
+            message = f"`yard {' '.join(args)}` did not start (got {text!r:.200})"
+            if stderr_log is not None:
+                message += f"; last lines of {stderr_log}:\n{tail(stderr_log)}"
+            raise ProcessError(message)
         return cls(proc, text)
 
     async def stop(self, timeout: float = 10.0) -> int:
@@ -76,12 +88,24 @@ class Child:
         return self.proc.returncode or 0
 
 
-async def start_server(db_url: str, *extra: str) -> tuple[Child, str]:
+def tail(path: Path, lines: int = 20) -> str:
+    """The last ``lines`` lines of a text file ("" if it cannot be read)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+async def start_server(db_url: str, *extra: str,
+                       stderr_log: Path | None = None) -> tuple[Child, str]:
     """``yard serve --port 0``; returns the child and its ``ws://`` URL."""
-    child = await Child.start(["serve", "--port", "0", "--db", db_url, *extra], "listening on")
+    child = await Child.start(["serve", "--port", "0", "--db", db_url, *extra], "listening on",
+                              stderr_log=stderr_log)
     return child, child.ready_line.split()[-1]
 
 
-async def start_bot(name: str, url: str, *extra: str) -> Child:
+async def start_bot(name: str, url: str, *extra: str, stderr_log: Path | None = None) -> Child:
     """``yard bot NAME --url URL``; returns once it is connected."""
-    return await Child.start(["bot", name, "--url", url, *extra], "connected")
+    return await Child.start(["bot", name, "--url", url, *extra], "connected",
+                             stderr_log=stderr_log)

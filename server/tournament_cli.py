@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import click
@@ -65,12 +67,15 @@ def tournament() -> None:
 @click.option("--server", "server_url", help="Use a running server (custom bots allowed).")
 @click.option("--admin-token", help="Admin token of that server.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
+@click.option("--log", "child_log", type=click.Path(dir_okay=False, path_type=Path),
+              help="File for the output of the local server and bot processes (appended; "
+              "default: yard-tournament-ID.log in the temp directory).")
 @db_option
 def run(rules: str, bots: str, fmt: str, pairs: int, concurrency: int, move_time: float,
         bank_time: float, seed: int, self_play: bool, n_detectives: int | None,
         on_timeout: str, max_illegal: int, connect_timeout: float,
         bot_options: tuple[str, ...], server_url: str | None, admin_token: str | None,
-        as_json: bool, db_url: str) -> None:
+        as_json: bool, child_log: Path | None, db_url: str) -> None:
     """Schedule and play a tournament, then print the leaderboard and win-rate matrix."""
     spec = TournamentSpec(
         rules=rules, bots=[b.strip() for b in bots.split(",") if b.strip()], format=fmt,
@@ -86,7 +91,7 @@ def run(rules: str, bots: str, fmt: str, pairs: int, concurrency: int, move_time
     if not as_json:
         click.echo(f"tournament {tournament_id}: {len(db.scheduled(tournament_id))} games "
                    f"scheduled in {db_url}", err=True)
-    _play(db, db_url, tournament_id, server_url, admin_token, concurrency, as_json)
+    _play(db, db_url, tournament_id, server_url, admin_token, concurrency, as_json, child_log)
 
 
 @tournament.command("resume")
@@ -95,12 +100,16 @@ def run(rules: str, bots: str, fmt: str, pairs: int, concurrency: int, move_time
 @click.option("--server", "server_url", help="Use a running server.")
 @click.option("--admin-token", help="Admin token of that server.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
+@click.option("--log", "child_log", type=click.Path(dir_okay=False, path_type=Path),
+              help="File for the output of the local server and bot processes (appended; "
+              "default: yard-tournament-ID.log in the temp directory).")
 @db_option
 def resume(tournament_id: str, concurrency: int, server_url: str | None,
-           admin_token: str | None, as_json: bool, db_url: str) -> None:
+           admin_token: str | None, as_json: bool, child_log: Path | None,
+           db_url: str) -> None:
     """Play only the games of TOURNAMENT_ID that are not stored yet."""
     db = Database.connect(db_url, create=False)
-    _play(db, db_url, tournament_id, server_url, admin_token, concurrency, as_json)
+    _play(db, db_url, tournament_id, server_url, admin_token, concurrency, as_json, child_log)
 
 
 @tournament.command("list")
@@ -133,12 +142,19 @@ def _bot_options(pairs: tuple[str, ...]) -> dict[str, list[str]]:
 
 
 def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
-          admin_token: str | None, concurrency: int, as_json: bool) -> None:
+          admin_token: str | None, concurrency: int, as_json: bool,
+          child_log: Path | None) -> None:
     console = Console(stderr=True)
     display = _Display(db, tournament_id, console, enabled=not as_json)
+    if server_url is None:
+        # The children's own messages would tear the live bar apart: they go to a file.
+        default = Path(tempfile.gettempdir()) / f"yard-tournament-{tournament_id}.log"
+        child_log = child_log or default
+        if not as_json:
+            console.print(f"server and bot output: {child_log}", highlight=False, soft_wrap=True)
     runner = TournamentRunner(db, db_url, tournament_id, server_url=server_url,
                               admin_token=admin_token, concurrency=concurrency,
-                              listener=display.update)
+                              listener=display.update, child_log=child_log)
     try:
         with display:
             progress = asyncio.run(runner.run())

@@ -95,6 +95,24 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
     assert yard("tournament", "resume", "nope", "--db", url).returncode == 2
 
 
+def test_child_output_goes_to_the_log_not_the_terminal(tmp_path: Path) -> None:
+    url, log = db_url(tmp_path), tmp_path / "children.log"
+    done = yard("tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
+                "--pairs", "1", "--db", url, "--log", str(log))
+    assert done.returncode == 0, done.stderr
+    assert f"server and bot output: {log}" in done.stderr
+    assert "played" not in done.stderr and "games stored" not in done.stderr
+    children = log.read_text()
+    assert "random: played 2 games" in children and "stopped; 2 games stored" in children
+    # A bot that cannot start: the error carries the end of its output.
+    done = yard("tournament", "run", "--rules", "grid5", "--bots", "random,mcts",
+                "--bot-option", "mcts:nonsense=1", "--pairs", "1", "--db", url,
+                "--log", str(log))
+    assert done.returncode == 2
+    assert "did not start" in done.stderr
+    assert "bot 'mcts' has no option 'nonsense'" in done.stderr
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
     """A `yard serve` process with a short disconnect grace; yields (ws url, db url)."""

@@ -17,6 +17,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from db.records import ScheduledGame
@@ -134,7 +135,8 @@ class TournamentRunner:
 
     def __init__(self, db: Database, db_url: str, tournament_id: str, *,
                  server_url: str | None = None, admin_token: str | None = None,
-                 concurrency: int = 2, listener: Listener | None = None) -> None:
+                 concurrency: int = 2, listener: Listener | None = None,
+                 child_log: Path | None = None) -> None:
         if concurrency < 1:
             raise TournamentRunError("--concurrency must be at least 1")
         self.db = db
@@ -145,6 +147,8 @@ class TournamentRunner:
         self.admin_token = admin_token
         self.concurrency = concurrency
         self.listener = listener
+        #: Where the local server's and bots' stderr goes (None: this process's stderr).
+        self.child_log = child_log
         self._children: list[Child] = []
         self._gone: set[str] = set()
 
@@ -187,15 +191,18 @@ class TournamentRunner:
         self.spec.check_roles(await builtin_roles())
         try:
             server, url = await start_server(self.db_url, "--move-time",
-                                             str(self.spec.move_time))
+                                             str(self.spec.move_time),
+                                             stderr_log=self.child_log)
             self._children.append(server)
             for name in self.spec.bot_names():
                 extra = [arg for opt in self.spec.bot_options.get(name, [])
                          for arg in ("--option", opt)]
-                self._children.append(await start_bot(name, url, *extra))
+                self._children.append(await start_bot(name, url, *extra,
+                                                      stderr_log=self.child_log))
         except ProcessError as exc:
             await self._stop_local()
-            raise TournamentRunError(f"{exc} (see the message above)") from None
+            where = "" if self.child_log else " (see the message above)"
+            raise TournamentRunError(f"{exc}{where}") from None
         return url
 
     async def _stop_local(self) -> None:
