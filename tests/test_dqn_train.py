@@ -97,6 +97,20 @@ def test_time_limit_stops_early_with_a_final_evaluation() -> None:
     assert [e["games"] for e in stats.evals] == [1]
 
 
+def test_checkpoints_from_before_encoder_versions_resume_as_v1(tmp_path: Path) -> None:
+    spec = _spec("grid5", Role.DETECTIVE, 2, features="grid-v1")
+    trainer = Trainer(spec)
+    trainer.train()
+    ckpt = tmp_path / "old.ckpt.pt"
+    trainer.save_checkpoint(ckpt)
+    saved = torch.load(ckpt, weights_only=False)
+    del saved["meta"]["features"]  # as written before versions existed
+    torch.save(saved, ckpt)
+    Trainer(_spec("grid5", Role.DETECTIVE, 3, features="grid-v1")).resume(ckpt)
+    with pytest.raises(WeightsError, match="not for this run"):
+        Trainer(_spec("grid5", Role.DETECTIVE, 3)).resume(ckpt)
+
+
 def test_resume_rejects_a_checkpoint_of_another_model(tmp_path: Path) -> None:
     trainer = _trained("grid5", Role.MRX, games=2)
     ckpt = tmp_path / "mrx.ckpt.pt"

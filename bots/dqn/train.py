@@ -348,8 +348,11 @@ class Trainer:
                                               weights_only=False)
         except (OSError, RuntimeError) as exc:
             raise TrainingError(f"cannot read checkpoint {path}: {exc}") from None
-        if ckpt.get("meta") != self.meta:
-            raise WeightsError(f"checkpoint {path} is for {ckpt.get('meta')}, "
+        meta = ckpt.get("meta")
+        if isinstance(meta, dict) and meta.get("kind") == "grid":
+            meta = {"features": "grid-v1", **meta}  # saved before encoders had versions
+        if meta != self.meta:
+            raise WeightsError(f"checkpoint {path} is for {meta}, "
                                f"not for this run ({self.meta})")
         self.agent.restore(ckpt)
         self.stats.games = int(ckpt["games"])
