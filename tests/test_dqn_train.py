@@ -89,6 +89,19 @@ def test_resume_uses_the_learning_rate_of_the_new_run(tmp_path: Path) -> None:
     assert [g["lr"] for g in again.agent.opt.param_groups] == [1e-5]
 
 
+def test_learning_rate_decays_linearly_when_asked() -> None:
+    assert DqnConfig(lr=1e-3).learning_rate(10**6) == 1e-3
+    decaying = DqnConfig(lr=1e-3, lr_end=1e-4, lr_decay_games=100)
+    assert decaying.learning_rate(0) == 1e-3
+    assert decaying.learning_rate(50) == pytest.approx(5.5e-4)
+    assert decaying.learning_rate(100) == decaying.learning_rate(5000) == pytest.approx(1e-4)
+    spec = _spec("grid5", Role.DETECTIVE, 3)
+    spec.config = replace(FAST, lr_end=1e-5, lr_decay_games=2)
+    trainer = Trainer(spec)
+    trainer.train()
+    assert [g["lr"] for g in trainer.agent.opt.param_groups] == [pytest.approx(1e-5)]
+
+
 def test_time_limit_stops_early_with_a_final_evaluation() -> None:
     spec = _spec("grid5", Role.DETECTIVE, 1000)
     spec.time_limit, spec.eval_every, spec.eval_games = 1e-9, 500, 2

@@ -53,6 +53,17 @@ class DqnConfig:
     """Maximum gradient norm."""
     n_step: int = 3
     """Own moves per return (1: plain one-step Q-learning)."""
+    lr_end: float = 0.0
+    """Learning rate reached after ``lr_decay_games`` (linear decay; 0: keep ``lr``)."""
+    lr_decay_games: int = 0
+    """Games over which the learning rate decays to ``lr_end`` (0: no decay)."""
+
+    def learning_rate(self, game: int) -> float:
+        """Adam's learning rate for game number ``game`` (0-based)."""
+        if self.lr_end <= 0 or self.lr_decay_games <= 0:
+            return self.lr
+        frac = min(1.0, game / self.lr_decay_games)
+        return self.lr + (self.lr_end - self.lr) * frac
 
     def epsilon(self, game: int) -> float:
         """ε for game number ``game`` (0-based)."""
@@ -279,6 +290,11 @@ class DqnAgent:
 
     # ------------------------------------------------------------------ persistence
 
+    def set_learning_rate(self, lr: float) -> None:
+        """Use ``lr`` for the next gradient steps."""
+        for group in self.opt.param_groups:
+            group["lr"] = lr
+
     def checkpoint(self, extra: dict[str, Any]) -> dict[str, Any]:
         """Everything needed to resume training (the replay buffer is not kept)."""
         return {"meta": self.meta, "config": self.config.to_dict(),
@@ -292,7 +308,6 @@ class DqnAgent:
         self.target.load_state_dict(ckpt["target"])
         self.opt.load_state_dict(ckpt["opt"])
         # The optimiser state carries the old learning rate; the run's own option wins.
-        for group in self.opt.param_groups:
-            group["lr"] = self.config.lr
+        self.set_learning_rate(self.config.lr)
         self.moves = int(ckpt["moves"])
         self.updates = int(ckpt["updates"])

@@ -280,6 +280,7 @@ class Trainer:
         while self.stats.games < spec.games:
             i = self.stats.games
             opponent = self.rng.choice(self.opponents)
+            self.agent.set_learning_rate(spec.config.learning_rate(i))
             outcome = self.play(spec.seed + i, opponent, spec.config.epsilon(i), learn=True)
             self.stats.games += 1
             self.stats.recent_wins.append(self.learner_won(outcome))

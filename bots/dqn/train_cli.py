@@ -37,6 +37,8 @@ _HELP = {
     "double_dqn": "Double DQN targets", "eps_start": "initial exploration ε",
     "eps_end": "final exploration ε", "eps_decay_games": "games over which ε decays",
     "grad_clip": "gradient-norm clip", "n_step": "own moves per return (n-step Q-learning)",
+    "lr_end": "learning rate after --lr-decay-games (linear decay; 0: constant --lr)",
+    "lr_decay_games": "games over which the learning rate decays to --lr-end",
     "mrx_round": "Mister X: per survived round", "mrx_caught": "Mister X: caught/cornered",
     "det_possible": "detective: stepping on a possible location",
     "det_capture": "detective: making the capture", "det_lose": "detectives: losing",
