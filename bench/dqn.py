@@ -119,15 +119,24 @@ def weights(args: argparse.Namespace) -> None:
     from bots.dqn.bot import WEIGHTS_DIR
     from bots.dqn.policy import load_weights
 
-    print("| file | size | games | seed | wall time | last evaluation (win rate) | last command |")
-    print("|---|---|---|---|---|---|---|")
+    def shown(row: dict[str, float]) -> str:
+        return ", ".join(f"{k} {v:.2f}" for k, v in row.items() if k != "games") or "-"
+
+    print("| file | size | encoder | games | seed | wall time | shipped: best evaluation "
+          "(at game) | last command |")
+    print("|---|---|---|---|---|---|---|---|")
     for path in sorted(WEIGHTS_DIR.glob("*.npz")):
         meta, _ = load_weights(path)
         t = meta["training"]
-        final: dict[str, float] = t["evals"][-1] if t["evals"] else {}
-        last = ", ".join(f"{k} {v:.2f}" for k, v in final.items() if k != "games") or "-"
-        print(f"| `{path.name}` | {path.stat().st_size // 1024} KB | {t['games']} | "
-              f"{t['seed']} | {t['seconds']:.0f} s | {last} | `{t['command']}` |")
+        evals: list[dict[str, float]] = t["evals"]
+        # Files from before "shipped_eval" existed: --keep-best shipped the best mean.
+        best = t.get("shipped_eval") or (max(
+            reversed(evals), key=lambda e: sum(v for k, v in e.items() if k != "games")
+            / max(len(e) - 1, 1)) if evals else {})
+        at = f" (at {best['games']})" if best else ""
+        encoder = meta.get("features", "grid-v1" if meta["kind"] == "grid" else "graph")
+        print(f"| `{path.name}` | {path.stat().st_size // 1024} KB | {encoder} | {t['games']} "
+              f"| {t['seed']} | {t['seconds']:.0f} s | {shown(best)}{at} | `{t['command']}` |")
 
 
 def main() -> None:

@@ -105,9 +105,25 @@ def test_learning_rate_decays_linearly_when_asked() -> None:
 def test_time_limit_stops_early_with_a_final_evaluation() -> None:
     spec = _spec("grid5", Role.DETECTIVE, 1000)
     spec.time_limit, spec.eval_every, spec.eval_games = 1e-9, 500, 2
-    stats = Trainer(spec).train()
+    trainer = Trainer(spec)
+    stats = trainer.train()
     assert stats.games == 1
     assert [e["games"] for e in stats.evals] == [1]
+    assert stats.best_eval == stats.evals[0]
+
+
+def test_weights_record_which_evaluation_they_ship(tmp_path: Path) -> None:
+    spec = _spec("grid5", Role.DETECTIVE, 4)
+    spec.eval_every, spec.eval_games = 1, 3
+    trainer = Trainer(spec)
+    trainer.train()
+    scores = [e["random"] for e in trainer.stats.evals]
+    trainer.save_weights(tmp_path / "w.npz", {"command": "test"})
+    shipped = load_weights(tmp_path / "w.npz")[0]["training"]["shipped_eval"]
+    assert shipped["random"] == max(scores)
+    # keep-best takes the latest of equal scores
+    assert shipped["games"] == max(e["games"] for e in trainer.stats.evals
+                                   if e["random"] == max(scores))
 
 
 def test_checkpoints_from_before_encoder_versions_resume_as_v1(tmp_path: Path) -> None:

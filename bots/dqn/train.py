@@ -104,6 +104,8 @@ class TrainStats:
     recent_loss: deque[float] = field(default_factory=lambda: deque(maxlen=200))
     evals: list[dict[str, Any]] = field(default_factory=list)
     best_score: float = -1.0
+    best_eval: dict[str, Any] | None = None
+    """The evaluation of the weights :meth:`Trainer.final_params` ships under keep-best."""
     seconds: float = 0.0
 
     @property
@@ -313,6 +315,7 @@ class Trainer:
         self.stats.evals.append({"games": self.stats.games, **rates})
         if score >= self.stats.best_score or not self.spec.keep_best:
             self.stats.best_score = score
+            self.stats.best_eval = self.stats.evals[-1]
             self.best_params = export_params(self.agent.net)
         return rates
 
@@ -328,6 +331,8 @@ class Trainer:
                     "games": self.stats.games, "seed": self.spec.seed,
                     "seconds": round(self.stats.seconds, 1), "evals": self.stats.evals,
                     "config": self.spec.config.to_dict(), "rewards": asdict(self.spec.rewards),
+                    "shipped_eval": self.stats.best_eval if self.spec.keep_best
+                    else (self.stats.evals[-1] if self.stats.evals else None),
                     **info}
         save_weights(path, {**self.meta, "training": training}, self.final_params())
 
@@ -338,6 +343,7 @@ class Trainer:
         path.parent.mkdir(parents=True, exist_ok=True)
         extra = {"games": self.stats.games, "seconds": self.stats.seconds,
                  "evals": self.stats.evals, "best_score": self.stats.best_score,
+                 "best_eval": self.stats.best_eval,
                  "best_params": self.best_params, "rng": self.rng.getstate(),
                  "opponents": self.spec.opponents, "eval_games": self.spec.eval_games}
         torch.save(self.agent.checkpoint(extra), path)
@@ -363,6 +369,7 @@ class Trainer:
             (self.spec.opponents, self.spec.eval_games)
         # Scores from another evaluation (other opponents or game count) are not comparable.
         self.stats.best_score = float(ckpt["best_score"]) if same_eval else -1.0
+        self.stats.best_eval = ckpt.get("best_eval")
         self.best_params = ckpt["best_params"]
         self.rng.setstate(ckpt["rng"])
 
