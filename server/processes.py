@@ -53,7 +53,11 @@ class Child:
 
         The child's stderr goes to ``stderr_log`` (appended) when given, else to ours.
         """
-        log_file = stderr_log.open("ab") if stderr_log is not None else None
+        try:
+            log_file = stderr_log.open("ab") if stderr_log is not None else None
+        except OSError as exc:
+            raise ProcessError(f"cannot write the process log {stderr_log}: "
+                               f"{exc.strerror}") from None
         try:
             proc = await asyncio.create_subprocess_exec(
                 *yard_argv(*args), stdout=asyncio.subprocess.PIPE, stderr=log_file,

@@ -111,6 +111,10 @@ def test_child_output_goes_to_the_log_not_the_terminal(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "did not start" in done.stderr
     assert "bot 'mcts' has no option 'nonsense'" in done.stderr
+    done = yard("tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
+                "--pairs", "1", "--db", url, "--log", str(tmp_path / "no" / "such.log"))
+    assert done.returncode == 2
+    assert "cannot write the process log" in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.fixture
