@@ -38,8 +38,20 @@ def bot(name: str, url: str, token: str | None, display: str | None, version: st
 
 @click.command("bots")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def list_bots(as_json: bool) -> None:
+@click.option("--check", "checks", multiple=True, metavar="BOT:KEY=VALUE",
+              help="First check that BOT accepts this option (repeatable; a bot's options "
+              "are checked together); exit 2 with the reason if not.")
+def list_bots(as_json: bool, checks: tuple[str, ...]) -> None:
     """List the built-in bots and the roles they can play."""
+    by_bot: dict[str, list[str]] = {}
+    for check in checks:
+        name, sep, option = check.partition(":")
+        if not sep:
+            raise click.BadParameter(f"{check!r} must look like BOT:KEY=VALUE",
+                                     param_hint="--check")
+        by_bot.setdefault(name, []).append(option)
+    for name, options in by_bot.items():
+        make_bot(name, 0, parse_options(options))
     rows = []
     for name in bot_names():
         try:

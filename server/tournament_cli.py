@@ -85,7 +85,7 @@ def run(rules: str, bots: str, fmt: str, pairs: int, concurrency: int, move_time
         bot_options=_bot_options(bot_options))
     spec.validate()
     if server_url is None:
-        spec.check_roles(asyncio.run(builtin_roles()))
+        spec.check_roles(asyncio.run(builtin_roles(spec.bot_options)))
     db = Database.connect(db_url)
     tournament_id = create(db, spec)
     if not as_json:

@@ -17,6 +17,7 @@ import pytest
 from db.store import Database
 from game import Move, Termination, Winner, from_text
 from ratings.outcomes import from_results
+from server import processes
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
@@ -86,6 +87,10 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
         (["--rules", "nosuchrules", "--bots", "random,greedy"], "unknown ruleset"),
         (["--rules", "grid5", "--bots", "random,rush"], "cannot play mrx"),
         (["--rules", "grid5", "--bots", "random"], "at least two players"),
+        (["--rules", "grid5", "--bots", "random,mcts", "--bot-option", "mcts:nonsense=1"],
+         "bot 'mcts' has no option 'nonsense'"),
+        (["--rules", "grid5", "--bots", "random,mcts", "--bot-option", "mcts:iterations=x"],
+         "iterations='x' is not a valid int"),
     ]
     for args, message in cases:
         done = yard("tournament", "run", *args, "--db", url)
@@ -93,6 +98,9 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
         assert message in done.stderr
         assert "Traceback" not in done.stderr
     assert yard("tournament", "resume", "nope", "--db", url).returncode == 2
+    # Nothing was stored by any of the refused runs.
+    assert not Path(url.removeprefix("sqlite:///")).exists() or \
+        json.loads(yard("tournament", "list", "--db", url, "--json").stdout) == []
 
 
 def test_child_output_goes_to_the_log_not_the_terminal(tmp_path: Path) -> None:
@@ -104,17 +112,20 @@ def test_child_output_goes_to_the_log_not_the_terminal(tmp_path: Path) -> None:
     assert "played" not in done.stderr and "games stored" not in done.stderr
     children = log.read_text()
     assert "random: played 2 games" in children and "stopped; 2 games stored" in children
-    # A bot that cannot start: the error carries the end of its output.
-    done = yard("tournament", "run", "--rules", "grid5", "--bots", "random,mcts",
-                "--bot-option", "mcts:nonsense=1", "--pairs", "1", "--db", url,
-                "--log", str(log))
-    assert done.returncode == 2
-    assert "did not start" in done.stderr
-    assert "bot 'mcts' has no option 'nonsense'" in done.stderr
     done = yard("tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
                 "--pairs", "1", "--db", url, "--log", str(tmp_path / "no" / "such.log"))
     assert done.returncode == 2
     assert "cannot write the process log" in done.stderr and "Traceback" not in done.stderr
+
+
+async def test_a_child_that_cannot_start_reports_the_end_of_its_log(tmp_path: Path) -> None:
+    log = tmp_path / "children.log"
+    with pytest.raises(processes.ProcessError) as failed:
+        await processes.start_bot("mcts", "ws://127.0.0.1:9", "--option", "nonsense=1",
+                                  stderr_log=log)
+    assert "did not start" in str(failed.value)
+    assert "bot 'mcts' has no option 'nonsense'" in str(failed.value)
+    assert "bot 'mcts' has no option 'nonsense'" in log.read_text()
 
 
 @pytest.fixture

@@ -188,7 +188,7 @@ class TournamentRunner:
             self.listener(progress, entry, outcome)
 
     async def _start_local(self) -> str:
-        self.spec.check_roles(await builtin_roles())
+        self.spec.check_roles(await builtin_roles(self.spec.bot_options))
         try:
             server, url = await start_server(self.db_url, "--move-time",
                                              str(self.spec.move_time),
@@ -266,12 +266,19 @@ class TournamentRunner:
         return outcome
 
 
-async def builtin_roles() -> dict[str, list[str]]:
+async def builtin_roles(options: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
     """Built-in bot names and their roles, asked from ``yard bots --json`` (the server side
-    never imports the bots package)."""
-    proc = await asyncio.create_subprocess_exec(*yard_argv("bots", "--json"),
-                                                stdout=asyncio.subprocess.PIPE)
-    out, _ = await proc.communicate()
+    never imports the bots package). ``options`` (bot -> ``key=value`` strings) are checked
+    on the way: a bot that rejects them raises :class:`TournamentRunError` with its reason."""
+    checks = [arg for name, opts in (options or {}).items() for opt in opts
+              for arg in ("--check", f"{name}:{opt}")]
+    proc = await asyncio.create_subprocess_exec(*yard_argv("bots", "--json", *checks),
+                                                stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE)
+    out, err = await proc.communicate()
+    if proc.returncode == 2:
+        reason = err.decode(errors="replace").strip().removeprefix("error: ")
+        raise TournamentRunError(f"--bot-option: {reason}")
     if proc.returncode != 0:
         raise TournamentRunError("`yard bots --json` failed; cannot check the bot names")
     return {row["name"]: list(row["roles"]) for row in json.loads(out)}
