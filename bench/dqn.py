@@ -114,9 +114,15 @@ def matrix(args: argparse.Namespace) -> None:
         print(f"{m:10}{row}")
 
 
+def _mean_rate(evaluation: dict[str, float]) -> float:
+    rates = [v for k, v in evaluation.items() if k != "games"]
+    return sum(rates) / max(len(rates), 1)
+
+
 def weights(args: argparse.Namespace) -> None:
     """Markdown table of the shipped weights, from the training record in each file."""
     from bots.dqn.bot import WEIGHTS_DIR
+    from bots.dqn.features import recorded_features
     from bots.dqn.policy import load_weights
 
     def shown(row: dict[str, float]) -> str:
@@ -128,13 +134,11 @@ def weights(args: argparse.Namespace) -> None:
     for path in sorted(WEIGHTS_DIR.glob("*.npz")):
         meta, _ = load_weights(path)
         t = meta["training"]
-        evals: list[dict[str, float]] = t["evals"]
-        # Files from before "shipped_eval" existed: --keep-best shipped the best mean.
-        best = t.get("shipped_eval") or (max(
-            reversed(evals), key=lambda e: sum(v for k, v in e.items() if k != "games")
-            / max(len(e) - 1, 1)) if evals else {})
+        # Files from before "shipped_eval" existed: --keep-best shipped the best mean
+        # (the latest among equals).
+        best = t.get("shipped_eval") or max(reversed(t["evals"]), key=_mean_rate, default={})
         at = f" (at {best['games']})" if best else ""
-        encoder = meta.get("features", "grid-v1" if meta["kind"] == "grid" else "graph")
+        encoder = recorded_features(meta) or "graph"
         print(f"| `{path.name}` | {path.stat().st_size // 1024} KB | {encoder} | {t['games']} "
               f"| {t['seed']} | {t['seconds']:.0f} s | {shown(best)}{at} | `{t['command']}` |")
 

@@ -31,6 +31,7 @@ from bots.dqn.features import (
     make_encoder,
     move_of,
     observe,
+    recorded_features,
 )
 from bots.dqn.policy import NumpyMlpGrid, NumpyMoveScorer, WeightsError, load_weights
 from game import Move, Ruleset, View
@@ -78,11 +79,8 @@ def load_model(path: Path, rules: Ruleset, role: Role) -> LoadedModel:
         raise WeightsError(f"DQN weights {path} were trained on board "
                            f"{meta.get('signature', {}).get('board')}, not "
                            f"{rules.board.name} (ruleset {rules.name})")
-    kind = meta.get("kind")
-    # Grid weights from before versioned encoders carry no "features" tag: version 1.
-    features = meta.get("features", "grid-v1") if kind == "grid" else None
     try:
-        encoder = make_encoder(rules, kind, features)
+        encoder = make_encoder(rules, meta.get("kind"), recorded_features(meta))
     except ValueError as exc:
         raise WeightsError(f"DQN weights {path}: {exc}; retrain them") from None
     if meta.get("state_dim") != encoder.state_dim or (

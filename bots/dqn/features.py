@@ -363,6 +363,14 @@ def move_of(encoder: Encoder, view: View, legal: Sequence[Move], action: int) ->
     return legal[action]
 
 
+def recorded_features(meta: dict[str, Any]) -> str | None:
+    """The grid encoder version a weights file or checkpoint meta was made with (``None``
+    for graph models); metas written before grid encoders had versions are ``grid-v1``."""
+    if meta.get("kind") != "grid":
+        return None
+    return str(meta.get("features", "grid-v1"))
+
+
 def make_encoder(rules: Ruleset, kind: str | None = None,
                  features: str | None = None) -> Encoder:
     """The encoder for ``rules``: grid planes on grid boards, move scoring elsewhere.

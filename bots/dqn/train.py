@@ -34,6 +34,7 @@ from bots.dqn.features import (
     make_encoder,
     move_of,
     observe,
+    recorded_features,
 )
 from bots.dqn.model import Arch, export_params
 from bots.dqn.policy import WeightsError, save_weights
@@ -357,7 +358,7 @@ class Trainer:
             raise TrainingError(f"cannot read checkpoint {path}: {exc}") from None
         meta = ckpt.get("meta")
         if isinstance(meta, dict) and meta.get("kind") == "grid":
-            meta = {"features": "grid-v1", **meta}  # saved before encoders had versions
+            meta = {**meta, "features": recorded_features(meta)}
         if meta != self.meta:
             raise WeightsError(f"checkpoint {path} is for {meta}, "
                                f"not for this run ({self.meta})")
