@@ -36,6 +36,11 @@ from server.tournament.runner import (
 )
 from server.tournament.schedule import Format
 
+log_option = click.option(
+    "--log", "child_log", type=click.Path(dir_okay=False, path_type=Path),
+    help="File for the output of the local server and bot processes (appended; "
+    "default: yard-tournament-ID.log in the temp directory).")
+
 
 @click.group()
 def tournament() -> None:
@@ -67,9 +72,7 @@ def tournament() -> None:
 @click.option("--server", "server_url", help="Use a running server (custom bots allowed).")
 @click.option("--admin-token", help="Admin token of that server.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
-@click.option("--log", "child_log", type=click.Path(dir_okay=False, path_type=Path),
-              help="File for the output of the local server and bot processes (appended; "
-              "default: yard-tournament-ID.log in the temp directory).")
+@log_option
 @db_option
 def run(rules: str, bots: str, fmt: str, pairs: int, concurrency: int, move_time: float,
         bank_time: float, seed: int, self_play: bool, n_detectives: int | None,
@@ -100,9 +103,7 @@ def run(rules: str, bots: str, fmt: str, pairs: int, concurrency: int, move_time
 @click.option("--server", "server_url", help="Use a running server.")
 @click.option("--admin-token", help="Admin token of that server.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
-@click.option("--log", "child_log", type=click.Path(dir_okay=False, path_type=Path),
-              help="File for the output of the local server and bot processes (appended; "
-              "default: yard-tournament-ID.log in the temp directory).")
+@log_option
 @db_option
 def resume(tournament_id: str, concurrency: int, server_url: str | None,
            admin_token: str | None, as_json: bool, child_log: Path | None,
