@@ -84,7 +84,10 @@ class Decision(Enum):
 
 def logistic_score(elo: float) -> float:
     """Expected score for a logistic Elo difference: ``1 / (1 + 10^(-elo/400))``."""
-    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
+    try:
+        return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
+    except OverflowError:
+        return 0.0
 
 
 def logistic_elo(score: float) -> float:

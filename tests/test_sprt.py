@@ -151,6 +151,7 @@ def test_bounds_and_decisions() -> None:
     ("elo1=ten", "is not a number"),
     ("elo1=5,elo1=6", "given twice"),
     ("elo1=nan", "finite numbers"),
+    ("elo0=-1e6,elo1=-9e5", "too extreme"),
 ])
 def test_bad_specs_are_refused(text: str, message: str) -> None:
     with pytest.raises(SprtError, match=message):
