@@ -61,10 +61,15 @@ class AlphaBetaBot(Bot):
 
     # ------------------------------------------------------------------ root
 
+    @property
+    def timed(self) -> bool:
+        return self.depth <= 0
+
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
         if len(legal) == 1:
-            return legal[0]
+            return legal[0]  # forced: no search, so no effort to report
         self.nodes = 0
+        self.reached_depth = 0
         self._deadline = math.inf if self.depth else clock.perf_counter() + self.time * 0.9
         roots = self._roots(view)
         maximise = view.to_move == 0
@@ -83,6 +88,7 @@ class AlphaBetaBot(Bot):
             self.reached_depth = depth
             if abs(totals[best]) / len(roots) > 50_000:
                 break  # a forced result: deeper search cannot change it
+        self.report(nodes=self.nodes, depth=self.reached_depth)
         return best
 
     def _roots(self, view: View) -> list[State]:

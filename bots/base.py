@@ -67,6 +67,33 @@ class Bot(ABC):
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
         """Pick one of ``legal`` for the seat ``view.to_move``."""
 
+    def report(self, *, playouts: int | None = None, nodes: int | None = None,
+               depth: int | None = None) -> None:
+        """Report the search effort of the move being chosen (call it from :meth:`choose`).
+
+        The network client sends it with the move (the ``effort`` field of ``move``), the
+        server stores it, and tournament summaries show its mean per bot next to the
+        server-measured time, so unequal compute is visible. All optional, integers >= 0.
+        """
+        effort = {"playouts": playouts, "nodes": nodes, "depth": depth}
+        self._effort = {k: int(v) for k, v in effort.items() if v is not None}
+
+    def take_effort(self) -> dict[str, int] | None:
+        """The effort reported since the last call (``None`` if none), then forget it."""
+        effort: dict[str, int] | None = self.__dict__.pop("_effort", None)
+        return effort or None
+
+    @property
+    def timed(self) -> bool:
+        """True when the bot's strength depends on the time it gets (it searches until a
+        clock runs out): tournaments then give each game its own core."""
+        return False
+
+    @property
+    def cores(self) -> int:
+        """How many cores one move of this bot keeps busy."""
+        return 1
+
     def game_over(self, outcome: Outcome) -> None:  # noqa: B027 (optional hook)
         """Called once when a game this bot played has ended."""
 

@@ -21,9 +21,12 @@ from bots.registry import bot_class, bot_names, make_bot, parse_options
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Bot option.")
 @click.option("--seed", type=int, help="Seed for bots created before any game seed arrives.")
 @click.option("--games", type=int, help="Exit after this many games.")
+@click.option("--instance", help="Label telling this process apart from other processes "
+              "of the same bot (tournament runners give each game slot its own).")
 @click.option("-v", "--verbose", is_flag=True, help="Log connection events.")
 def bot(name: str, url: str, token: str | None, display: str | None, version: str,
-        options: tuple[str, ...], seed: int | None, games: int | None, verbose: bool) -> None:
+        options: tuple[str, ...], seed: int | None, games: int | None,
+        instance: str | None, verbose: bool) -> None:
     """Run built-in bot NAME as a client of the server at --url; one process plays many
     games at once and resumes its session after a dropped connection."""
     parsed = parse_options(options)
@@ -31,7 +34,7 @@ def bot(name: str, url: str, token: str | None, display: str | None, version: st
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     client = BotClient(lambda: make_bot(name, seed, parsed), url, display or name,
-                       version, token, games)
+                       version, token, games, instance=instance)
     played = asyncio.run(run_client(client))
     click.echo(f"{client.name}: played {played} games", err=True)
 

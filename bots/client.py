@@ -1,10 +1,12 @@
 """Run any :class:`~bots.base.Bot` over the network: the websocket client adapter.
 
 One :class:`BotClient` holds one session and plays every game the server gives it
-concurrently. Each game side (Mister X, or the detective seats it holds) gets its own bot
-instance from ``factory``, seeded from ``game_start.seed``; ``choose`` runs in a worker
-thread so slow bots never stall the connection. A dropped connection is resumed with the
-session's resume token, so running games carry on.
+concurrently (a tournament runner starts one client process per bot and game slot, each
+announcing its slot as ``instance``, so concurrent games never share a process). Each game
+side (Mister X, or the detective seats it holds) gets its own bot instance from
+``factory``, seeded from ``game_start.seed``; ``choose`` runs in a worker thread so slow
+bots never stall the connection; the effort the bot reports goes with its move. A dropped
+connection is resumed with the session's resume token, so running games carry on.
 
 >>> client = BotClient(lambda: make_bot("random"), "ws://127.0.0.1:1", name="random")
 >>> client.name
@@ -32,6 +34,7 @@ from game.errors import YardError
 from game.views import rules_from_definition, view_from_dict
 from protocol import (
     PROTOCOL_VERSION,
+    Effort,
     Error,
     ErrorCode,
     GameOver,
@@ -41,6 +44,7 @@ from protocol import (
     MoveMsg,
     Ping,
     Pong,
+    ProtocolError,
     Welcome,
     YourTurn,
     decode,
@@ -81,10 +85,11 @@ class BotClient:
 
     def __init__(self, factory: Callable[[], Bot], url: str, name: str, version: str = "",
                  token: str | None = None, max_games: int | None = None,
-                 retries: int = len(RESUME_DELAYS)) -> None:
+                 retries: int = len(RESUME_DELAYS), instance: str | None = None) -> None:
         self.factory = factory
         self.url = url
         self.name = name
+        self.instance = instance
         self.version = version
         self.token = token
         self.max_games = max_games
@@ -129,7 +134,7 @@ class BotClient:
         async with ws:
             self._ws = ws
             await ws.send(encode(Hello(PROTOCOL_VERSION, self.name, self.version, self.token,
-                                       self._resume)))
+                                       self._resume, instance=self.instance)))
             async for frame in ws:
                 self._on_message(decode(frame, max_size=2**22))
                 if self._done():
@@ -193,12 +198,23 @@ class BotClient:
         view = view_from_dict(msg.view, game.rules)
         legal: Sequence[Move] = [Move.parse(t) for t in msg.legal]
         bot = game.bots[_side(msg.seat)]
+        bot.take_effort()  # nothing left over from an earlier turn
         try:
             move = await asyncio.to_thread(bot.choose, view, legal)
         except Exception:
             log.exception("%s: bot failed in game %s turn %d", self.name, msg.game, msg.turn)
             return
-        self._send(MoveMsg(msg.game, msg.turn, str(move), msg.seat))
+        self._send(MoveMsg(msg.game, msg.turn, str(move), msg.seat,
+                           self._effort(bot.take_effort())))
+
+    def _effort(self, reported: dict[str, int] | None) -> Effort | None:
+        if not reported:
+            return None
+        try:
+            return Effort(**reported)
+        except (TypeError, ProtocolError) as exc:  # a bad report must not cost the move
+            log.warning("%s: effort %s not sent: %s", self.name, reported, exc)
+            return None
 
     def _over(self, msg: GameOver) -> None:
         game = self._games.pop(msg.game, None)
@@ -246,5 +262,6 @@ async def run_client(client: BotClient) -> int:
 
 async def _announce(client: BotClient) -> None:
     await client.connected.wait()
-    print(f"connected as {client.name} (session {client.session})", flush=True)
+    which = "" if client.instance is None else f", instance {client.instance}"
+    print(f"connected as {client.name} (session {client.session}{which})", flush=True)
     sys.stdout.flush()

@@ -35,7 +35,11 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None) -
     server shuts down, ``--games`` are played, or the process is interrupted.
 
     Command line: ``--url`` (default ``ws://127.0.0.1:8765``), ``--name`` (default the
-    class's ``name``), ``--token``, ``--version``, ``--games``. Returns games played.
+    class's ``name``), ``--token``, ``--version``, ``--games``, ``--instance`` (a label
+    telling several processes of one bot apart). Returns games played.
+
+    Call ``self.report(playouts=..., nodes=..., depth=...)`` in ``choose`` to send the
+    move's search effort with it (shown in tournament summaries).
     """
     default_name = getattr(bot, "name", "custom")
     parser = argparse.ArgumentParser(description=f"yard bot {default_name}")
@@ -44,6 +48,8 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None) -
     parser.add_argument("--token")
     parser.add_argument("--version", default="")
     parser.add_argument("--games", type=int)
+    parser.add_argument("--instance")
     args = parser.parse_args(argv)
-    client = BotClient(bot, args.url, args.name, args.version, args.token, args.games)
+    client = BotClient(bot, args.url, args.name, args.version, args.token, args.games,
+                       instance=args.instance)
     return asyncio.run(run_client(client))

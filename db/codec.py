@@ -21,6 +21,9 @@ from game import Outcome
 
 FORMAT_VERSION = 1
 
+EFFORT_KEYS = ("playouts", "nodes", "depth")
+"""Optional per-turn keys (absent from older records and from turns without a report)."""
+
 
 def record_to_dict(record: GameRecord) -> dict[str, Any]:
     """The JSON-ready form of ``record`` (datetimes as ISO 8601 text)."""
@@ -29,8 +32,7 @@ def record_to_dict(record: GameRecord) -> dict[str, Any]:
         "game_id": record.game_id, "ruleset": record.ruleset,
         "ruleset_definition": record.ruleset_definition, "seed": record.seed,
         "start_position": record.start_position,
-        "seats": [{"seat": s.seat, "bot_name": s.bot_name, "bot_version": s.bot_version}
-                  for s in record.seats],
+        "seats": [_seat_to_dict(s) for s in record.seats],
         "outcome": record.outcome.to_dict(),
         "turns": [_turn_to_dict(t) for t in record.turns],
         "mrx_path": list(record.mrx_path),
@@ -41,9 +43,22 @@ def record_to_dict(record: GameRecord) -> dict[str, Any]:
     }
 
 
+def _seat_to_dict(seat: SeatRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {"seat": seat.seat, "bot_name": seat.bot_name,
+                           "bot_version": seat.bot_version}
+    if seat.instance is not None:  # records from before instances stay as they were
+        out["instance"] = seat.instance
+    return out
+
+
 def _turn_to_dict(turn: TurnRecord) -> dict[str, Any]:
-    return {"index": turn.index, "seat": turn.seat, "move": turn.move,
-            "time_used": turn.time_used, "fault": turn.fault, "detail": turn.detail}
+    out: dict[str, Any] = {"index": turn.index, "seat": turn.seat, "move": turn.move,
+                           "time_used": turn.time_used, "fault": turn.fault,
+                           "detail": turn.detail}
+    for key in EFFORT_KEYS:  # only what the bot reported: no nulls in every turn
+        if (value := getattr(turn, key)) is not None:
+            out[key] = value
+    return out
 
 
 def record_from_dict(data: dict[str, Any]) -> GameRecord:

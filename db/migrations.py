@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -127,8 +128,24 @@ def _v1(conn: Connection) -> None:
     _v1_tables().create_all(conn)
 
 
+def _add_column(conn: Connection, table: str, column: str, kind: sa.types.TypeEngine[Any]
+                ) -> None:
+    ddl = kind.compile(dialect=conn.dialect)
+    conn.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}"))
+
+
+def _v2(conn: Connection) -> None:
+    """Per-move search effort and the bot process (instance) of each seat; nullable, so
+    every existing row stays valid (null: not reported / not known)."""
+    _add_column(conn, "turns", "playouts", sa.BigInteger())
+    _add_column(conn, "turns", "nodes", sa.BigInteger())
+    _add_column(conn, "turns", "depth", sa.Integer())
+    _add_column(conn, "game_seats", "instance", sa.String(64))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     (1, "initial schema: bots, tournaments, schedule, games, seats, turns, records", _v1),
+    (2, "turns: reported search effort (playouts, nodes, depth); game_seats: instance", _v2),
 )
 LATEST = MIGRATIONS[-1][0]
 

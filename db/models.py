@@ -2,9 +2,9 @@
 
 Tables: ``bots`` (name, version), ``tournaments`` (spec as JSON), ``scheduled_games`` (a
 tournament's whole schedule), ``games`` (one finished game: ruleset, seed, start position,
-result, players, timing), ``game_seats`` (who played each seat), ``turns`` (every refereed
-turn with its time and fault code) and ``game_records`` (the full record, truth plus
-per-seat transcripts, as JSON, for replays).
+result, players, timing), ``game_seats`` (who played each seat, and which process),
+``turns`` (every refereed turn with its time, fault code and reported search effort) and
+``game_records`` (the full record, truth plus per-seat transcripts, as JSON, for replays).
 """
 
 from __future__ import annotations
@@ -98,12 +98,14 @@ class GameSeatRow(Base):
         sa.String(64), sa.ForeignKey("games.id", ondelete="CASCADE"), primary_key=True)
     seat: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=False)
     bot_id: Mapped[int] = mapped_column(sa.Integer, sa.ForeignKey("bots.id"))
+    instance: Mapped[str | None] = mapped_column(sa.String(64))
 
     bot: Mapped[BotRow] = relationship(lazy="joined")
 
 
 class TurnRow(Base):
-    """One refereed turn: seat, move text (or none), time used, fault code and detail."""
+    """One refereed turn: seat, move text (or none), time used, fault code and detail, and
+    the search effort the bot reported (playouts, nodes, depth; null when not reported)."""
 
     __tablename__ = "turns"
 
@@ -115,6 +117,9 @@ class TurnRow(Base):
     time_used: Mapped[float] = mapped_column(sa.Float)
     fault: Mapped[str | None] = mapped_column(sa.String(40))
     detail: Mapped[str | None] = mapped_column(sa.Text)
+    playouts: Mapped[int | None] = mapped_column(sa.BigInteger)
+    nodes: Mapped[int | None] = mapped_column(sa.BigInteger)
+    depth: Mapped[int | None] = mapped_column(sa.Integer)
 
 
 class GameRecordRow(Base):

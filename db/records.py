@@ -16,11 +16,13 @@ from game import Outcome, Termination, Winner
 
 @dataclass
 class SeatRecord:
-    """Who played a seat: ``seat`` 0 is Mister X, 1.. the detectives."""
+    """Who played a seat: ``seat`` 0 is Mister X, 1.. the detectives. ``instance`` is the
+    label of the bot process that played it (a tournament's game slot), if it gave one."""
 
     seat: int
     bot_name: str
     bot_version: str = ""
+    instance: str | None = None
 
 
 @dataclass
@@ -30,6 +32,9 @@ class TurnRecord:
     ``move`` is the move's text form (``None`` when the turn ended in a fault without a
     move). ``fault`` is a fault code such as ``timeout``, ``illegal_move``,
     ``random_move_on_timeout`` or ``disconnected``; ``None`` for a clean move.
+    ``time_used`` is the server's measure, from sending ``your_turn`` to receiving the
+    accepted ``move``; ``playouts``, ``nodes`` and ``depth`` are the search effort the bot
+    reported with it (``None`` when not reported).
     """
 
     index: int
@@ -38,6 +43,9 @@ class TurnRecord:
     time_used: float
     fault: str | None = None
     detail: str | None = None
+    playouts: int | None = None
+    nodes: int | None = None
+    depth: int | None = None
 
 
 @dataclass
@@ -165,3 +173,22 @@ class TournamentInfo:
     def finished(self) -> bool:
         """True when a schedule exists and every entry has a stored game."""
         return self.scheduled > 0 and self.played >= self.scheduled
+
+
+@dataclass
+class ComputeRow:
+    """The compute one bot process spent on its moves in a set of games, as sums and counts
+    (so rows add up): ``bot`` name and ``instance`` (``None``: not announced), ``moves`` it
+    chose itself, their total server-measured ``time_s``, and per effort key the total
+    reported and the number of moves that reported it."""
+
+    bot: str
+    instance: str | None
+    moves: int = 0
+    time_s: float = 0.0
+    playouts: int = 0
+    playout_moves: int = 0
+    nodes: int = 0
+    node_moves: int = 0
+    depth: int = 0
+    depth_moves: int = 0

@@ -43,6 +43,7 @@ from db.models import (
     TurnRow,
 )
 from db.records import (
+    ComputeRow,
     GameRecord,
     GameSummary,
     ResultRow,
@@ -222,6 +223,31 @@ class Database:
         with self._read("read results") as session:
             return [_result(row, entry) for row, entry in session.execute(query).all()]
 
+    def compute(self, tournament_id: str | None = None,
+                ruleset: str | None = None) -> list[ComputeRow]:
+        """Per bot process (name, instance): the moves it chose itself (not the server's
+        random moves on timeout), their server-measured time and the effort reported with
+        them; sorted by bot name, then instance."""
+        seat = GameSeatRow
+        query = _filtered(sa.select(
+            BotRow.name, seat.instance, sa.func.count(), sa.func.sum(TurnRow.time_used),
+            sa.func.sum(TurnRow.playouts), sa.func.count(TurnRow.playouts),
+            sa.func.sum(TurnRow.nodes), sa.func.count(TurnRow.nodes),
+            sa.func.sum(TurnRow.depth), sa.func.count(TurnRow.depth),
+        ).select_from(TurnRow).join(GameRow, GameRow.id == TurnRow.game_id).join(
+            seat, (seat.game_id == TurnRow.game_id) & (seat.seat == TurnRow.seat)).join(
+            BotRow, BotRow.id == seat.bot_id), ruleset, tournament_id)
+        query = query.where(TurnRow.move.is_not(None), sa.or_(
+            TurnRow.fault.is_(None), TurnRow.fault != "random_move_on_timeout"))
+        query = query.group_by(BotRow.name, seat.instance)
+        with self._read("read compute") as session:
+            rows = [ComputeRow(name, instance, int(moves), float(time_s or 0.0),
+                               int(playouts or 0), int(n_playouts), int(nodes or 0),
+                               int(n_nodes), int(depth or 0), int(n_depth))
+                    for name, instance, moves, time_s, playouts, n_playouts, nodes, n_nodes,
+                    depth, n_depth in session.execute(query)]
+        return sorted(rows, key=lambda r: (r.bot, r.instance or ""))
+
     # ------------------------------------------------------------ tournaments
 
     def create_tournament(self, spec: dict[str, Any], tournament_id: str | None = None) -> str:
@@ -373,7 +399,8 @@ def _add_seats(session: Session, record: GameRecord) -> None:
         known[name, version] = _new_bot_id(session, name, version)
     session.execute(sa.insert(GameSeatRow), [
         {"game_id": record.game_id, "seat": s.seat,
-         "bot_id": known[s.bot_name, s.bot_version]} for s in record.seats])
+         "bot_id": known[s.bot_name, s.bot_version], "instance": s.instance}
+        for s in record.seats])
 
 
 def _new_bot_id(session: Session, name: str, version: str) -> int:
@@ -397,7 +424,8 @@ def _add_turns(session: Session, record: GameRecord) -> None:
     if record.turns:  # one executemany, not one ORM object per turn
         session.execute(sa.insert(TurnRow), [
             {"game_id": record.game_id, "turn_index": t.index, "seat": t.seat,
-             "move": t.move, "time_used": t.time_used, "fault": t.fault, "detail": t.detail}
+             "move": t.move, "time_used": t.time_used, "fault": t.fault, "detail": t.detail,
+             "playouts": t.playouts, "nodes": t.nodes, "depth": t.depth}
             for t in record.turns])
 
 
@@ -474,5 +502,5 @@ def _aware(moment: datetime) -> datetime:
     return _utc(moment)
 
 
-__all__ = ["Database", "GameSummary", "ResultRow", "ScheduledGame", "TournamentInfo",
+__all__ = ["ComputeRow", "Database", "GameSummary", "ResultRow", "ScheduledGame", "TournamentInfo",
            "forfeit_record"]

@@ -11,6 +11,7 @@ from protocol.messages import (
     BotInfo,
     Bots,
     Clock,
+    Effort,
     Error,
     GameOver,
     GameStart,
@@ -36,9 +37,9 @@ from protocol.messages import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_SIZE", "MESSAGE_TYPES", "PROTOCOL_VERSION", "BotInfo", "Bots", "Clock", "Error",
-    "ErrorCode", "GameOver", "GameStart", "Hello", "ListBots", "MatchResult", "MatchStarted",
-    "Message", "MoveMsg", "MoveOk", "OnTimeout", "Ping", "Policy", "Pong", "ProtocolError",
-    "Role", "StartMatch", "TimeControl", "Update", "Watch", "Watching", "Welcome", "YourTurn",
-    "decode", "encode", "from_json", "to_json",
+    "DEFAULT_MAX_SIZE", "MESSAGE_TYPES", "PROTOCOL_VERSION", "BotInfo", "Bots", "Clock",
+    "Effort", "Error", "ErrorCode", "GameOver", "GameStart", "Hello", "ListBots", "MatchResult",
+    "MatchStarted", "Message", "MoveMsg", "MoveOk", "OnTimeout", "Ping", "Policy", "Pong",
+    "ProtocolError", "Role", "StartMatch", "TimeControl", "Update", "Watch", "Watching",
+    "Welcome", "YourTurn", "decode", "encode", "from_json", "to_json",
 ]

@@ -7,9 +7,9 @@ and the JSON Schemas in ``protocol/schema`` are generated from them. ``view`` fi
 >>> from protocol.codec import decode, encode
 >>> msg = decode('{"type": "move", "game": "g1", "turn": 3, "move": "taxi:45"}')
 >>> msg
-MoveMsg(game='g1', turn=3, move='taxi:45', seat=None)
+MoveMsg(game='g1', turn=3, move='taxi:45', seat=None, effort=None)
 >>> encode(msg)
-'{"type":"move","game":"g1","turn":3,"move":"taxi:45","seat":null}'
+'{"type":"move","game":"g1","turn":3,"move":"taxi:45","seat":null,"effort":null}'
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from game.outcome import Termination, Winner
-from protocol.errors import ErrorCode
+from protocol.errors import ErrorCode, ProtocolError
 
 PROTOCOL_VERSION = 1
 """Bumped on any incompatible change; ``hello`` must quote it."""
@@ -72,12 +72,43 @@ class Clock:
 
 
 @dataclass(frozen=True)
+class Effort:
+    """What a bot says it spent on one move: MCTS playouts, search nodes, search depth.
+
+    Every key is optional; values are non-negative integers. The server stores them with
+    the move (it never checks them: the time it measures itself is the fair measure).
+    """
+
+    playouts: int | None = None
+    nodes: int | None = None
+    depth: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("playouts", "nodes", "depth"):
+            value = getattr(self, name)
+            if value is not None and not 0 <= value < EFFORT_LIMIT:
+                raise ProtocolError(ErrorCode.BAD_VALUE, f"effort.{name} must be an integer "
+                                    f"in [0, 2^63), got {value}")
+
+    def to_dict(self) -> dict[str, int]:
+        """The reported keys only."""
+        return {k: v for k in ("playouts", "nodes", "depth")
+                if (v := getattr(self, k)) is not None}
+
+
+EFFORT_LIMIT = 2**63
+"""Effort values must be below this (they are stored as 64-bit integers)."""
+
+
+@dataclass(frozen=True)
 class BotInfo:
-    """A connected bot name with its version and number of live sessions."""
+    """A connected bot name with its version, number of live sessions and the instance
+    labels those sessions announced (sorted; sessions without one are not listed)."""
 
     name: str
     version: str
     sessions: int
+    instances: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- client -> server
@@ -85,7 +116,8 @@ class BotInfo:
 
 @dataclass(frozen=True)
 class Hello(Message):
-    """First message of every connection. ``resume`` reclaims a dropped session."""
+    """First message of every connection. ``resume`` reclaims a dropped session.
+    ``instance`` tells apart several processes of one bot (e.g. a tournament's game slot)."""
 
     TYPE: ClassVar[str] = "hello"
     protocol: int
@@ -94,17 +126,20 @@ class Hello(Message):
     token: str | None = None
     resume: str | None = None
     role: Role = Role.BOT
+    instance: str | None = None
 
 
 @dataclass(frozen=True)
 class MoveMsg(Message):
-    """A move for turn ``turn`` of ``game``; ``seat`` is optional (the turn knows it)."""
+    """A move for turn ``turn`` of ``game``; ``seat`` is optional (the turn knows it);
+    ``effort`` optionally reports the search effort spent on it."""
 
     TYPE: ClassVar[str] = "move"
     game: str
     turn: int
     move: str
     seat: str | None = None
+    effort: Effort | None = None
 
 
 @dataclass(frozen=True)
@@ -124,7 +159,8 @@ class ListBots(Message):
 
 @dataclass(frozen=True)
 class StartMatch(Message):
-    """Admin: start a game between connected bots (detective names cycle over seats)."""
+    """Admin: start a game between connected bots (detective names cycle over seats);
+    with ``instance``, only bot sessions that announced that instance play it."""
 
     TYPE: ClassVar[str] = "start_match"
     rules: str | dict[str, Any]
@@ -137,6 +173,7 @@ class StartMatch(Message):
     tag: str | None = None
     tournament_id: str | None = None
     schedule_id: int | None = None
+    instance: str | None = None
 
 
 @dataclass(frozen=True)

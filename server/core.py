@@ -110,6 +110,7 @@ class Session:
     resume_token: str
     conn: int | None
     games: set[str] = field(default_factory=set)
+    instance: str | None = None
 
 
 @dataclass
@@ -246,12 +247,13 @@ class Core:
             self.config.admin_token is not None and hello.token == self.config.admin_token)
         if hello.role is Role.ADMIN and not admin:
             return self._refuse(conn, ErrorCode.BAD_TOKEN, "admin actions need the admin token")
+        instance = None if hello.instance is None else hello.instance[:64]
         session = Session(self.new_id("s"), hello.name[:64], hello.version[:64], hello.role,
-                          admin, secrets.token_urlsafe(18), conn.id)
+                          admin, secrets.token_urlsafe(18), conn.id, instance=instance)
         self.sessions[session.id] = session
         conn.session = session
-        log.info("session %s: %s %s (%s)", session.id, session.name, session.version,
-                 session.role.value)
+        log.info("session %s: %s %s (%s%s)", session.id, session.name, session.version,
+                 session.role.value, "" if instance is None else f", instance {instance}")
         return [Send(conn.id, self._welcome(session, []))]
 
     def _bot_token_ok(self, hello: Hello) -> bool:
@@ -322,20 +324,25 @@ class Core:
         return [started, *self._route(match, match.start(now))]
 
     def bot_list(self) -> list[BotInfo]:
-        """Connected bots by name, with version and live session count."""
-        bots: dict[str, BotInfo] = {}
+        """Connected bots by name, with version, live session count and instances."""
+        sessions: dict[str, list[Session]] = {}
         for s in self._live_bots():
-            known = bots.get(s.name)
-            bots[s.name] = BotInfo(s.name, s.version, known.sessions + 1 if known else 1)
-        return [bots[name] for name in sorted(bots)]
+            sessions.setdefault(s.name, []).append(s)
+        return [BotInfo(name, group[-1].version, len(group),
+                        sorted({s.instance for s in group if s.instance is not None}))
+                for name, group in sorted(sessions.items())]
 
     def _live_bots(self) -> list[Session]:
         return [s for s in self.sessions.values() if s.role is Role.BOT and s.conn is not None]
 
-    def _pick(self, name: str) -> Session:
-        candidates = [s for s in self._live_bots() if s.name == name]
+    def _pick(self, name: str, instance: str | None) -> Session:
+        """The least busy live session of bot ``name`` (of that ``instance`` when given)."""
+        candidates = [s for s in self._live_bots()
+                      if s.name == name and (instance is None or s.instance == instance)]
         if not candidates:
-            raise ProtocolError(ErrorCode.BOT_NOT_CONNECTED, f"bot {name!r:.40} is not connected")
+            which = "" if instance is None else f" (instance {instance!r:.40})"
+            raise ProtocolError(ErrorCode.BOT_NOT_CONNECTED,
+                                f"bot {name!r:.40}{which} is not connected")
         return min(candidates, key=lambda s: (len(s.games), s.id))
 
     def _match_spec(self, msg: StartMatch) -> MatchSpec:
@@ -357,8 +364,9 @@ class Core:
             raise ProtocolError(ErrorCode.BAD_MATCH, "start_match: max_illegal must be >= 1")
         names = [msg.mrx, *(msg.detectives[i % len(msg.detectives)]
                             for i in range(rules.detectives))]
-        chosen = {name: self._pick(name) for name in dict.fromkeys(names)}
-        players = [Player(chosen[n].id, n, chosen[n].version) for n in names]
+        chosen = {name: self._pick(name, msg.instance) for name in dict.fromkeys(names)}
+        players = [Player(chosen[n].id, n, chosen[n].version, chosen[n].instance)
+                   for n in names]
         seed = msg.seed if msg.seed is not None else secrets.randbelow(2**31)
         return MatchSpec(self.new_id("g"), rules, players, seed, tc, policy,
                          self.config.grace_s, msg.tag, msg.tournament_id, msg.schedule_id)

@@ -34,6 +34,7 @@ from game import MRX, Move, Outcome, Ruleset, State, Termination, new_game, seat
 from game.errors import MoveParseError
 from protocol import (
     Clock,
+    Effort,
     Error,
     ErrorCode,
     GameOver,
@@ -73,11 +74,13 @@ class Fault(Enum):
 
 @dataclass(frozen=True)
 class Player:
-    """Who holds a seat: the session id plus the bot's announced name and version."""
+    """Who holds a seat: the session id plus the bot's announced name, version and
+    instance (which of several processes of the bot it is, if it said)."""
 
     session: str
     name: str
     version: str = ""
+    instance: str | None = None
 
 
 @dataclass(frozen=True)
@@ -243,7 +246,7 @@ class Match:
                     f"(turn {self.turn.number})")
             return self._bad_try(session, Fault.ILLEGAL_MOVE, ErrorCode.ILLEGAL_MOVE, text, now)
         ok = MoveOk(self.game_id, self.turn.number, seat_name(self.turn.seat), str(move))
-        return [(session, ok), *self._play(move, now, None)]
+        return [(session, ok), *self._play(move, now, None, msg.effort)]
 
     def _check_turn(self, session: str, msg: MoveMsg) -> Error | None:
         turn = self.turn
@@ -284,7 +287,8 @@ class Match:
         return self._finish(Outcome.forfeit(turn.seat, Termination.TIMEOUT), now,
                             Fault.TIMEOUT, "no move before the deadline", turn.seat)
 
-    def _play(self, move: Move, now: float, fault: Fault | None) -> Outputs:
+    def _play(self, move: Move, now: float, fault: Fault | None,
+              effort: Effort | None = None) -> Outputs:
         turn = self.turn
         assert turn is not None
         before = self.state
@@ -293,9 +297,11 @@ class Match:
         self.bank[turn.seat] = max(0.0, self.bank[turn.seat] - max(
             0.0, used - self.spec.time_control.move_s))
         faults = [*turn.faults, *([fault.value] if fault else [])]
+        reported = effort or Effort()
         self.turns.append(TurnRecord(turn.number, turn.seat, str(move), used,
                                      fault.value if fault else _last_code(turn.faults),
-                                     "; ".join(faults) or None))
+                                     "; ".join(faults) or None, reported.playouts,
+                                     reported.nodes, reported.depth))
         out = self._broadcast(self._update(before, move, turn))
         if self.state.outcome is not None:
             return out + self._finish(self.state.outcome, now, None, None)
@@ -372,7 +378,8 @@ class Match:
             game_id=spec.game_id, ruleset=spec.rules.name,
             ruleset_definition=spec.rules.definition(), seed=spec.seed,
             start_position=to_text(self.start_state),
-            seats=[SeatRecord(i, p.name, p.version) for i, p in enumerate(spec.players)],
+            seats=[SeatRecord(i, p.name, p.version, p.instance)
+                   for i, p in enumerate(spec.players)],
             outcome=self.outcome, turns=list(self.turns),
             mrx_path=[self.start_state.mrx_station, *(s for _, s in self.state.log)],
             started_at=self._wall(self._started_at), finished_at=self._wall(now),

@@ -396,3 +396,91 @@ def test_aborted_game_keeps_its_schedule_entry_pending(tmp_path: Path) -> None:
         0, Termination.DISCONNECTED))
     assert db.save_game(played)
     assert [e.index for e in db.pending(tid)] == [1]
+
+
+# ------------------------------------------------------------ compute and effort
+
+
+def effort_record(game_id: str, seed: int, instance: str | None) -> GameRecord:
+    """A played record whose Mister X reported playouts and detectives nodes and depth."""
+    record = played_record(game_id, seed=seed, mrx="mcts", detectives="alphabeta")
+    record.seats = [replace(s, instance=instance) for s in record.seats]
+    record.turns = [replace(t, playouts=100 * (t.index + 1)) if t.seat == 0 else
+                    replace(t, nodes=10, depth=2) for t in record.turns]
+    return record
+
+
+def test_effort_and_instances_are_stored_and_summed_per_process(database: Database) -> None:
+    one, two = effort_record("g-e1", 1, "1"), effort_record("g-e2", 2, "2")
+    # The server's random move on timeout is not the bot's: left out of its compute.
+    two.turns[-1] = replace(two.turns[-1], fault="random_move_on_timeout", playouts=None,
+                            nodes=None, depth=None)
+    for record in (one, two):
+        assert database.save_game(record)
+        assert database.load_game(record.game_id) == record
+    rows = {(r.bot, r.instance): r for r in database.compute()}
+    assert sorted(rows) == [("alphabeta", "1"), ("alphabeta", "2"), ("mcts", "1"),
+                            ("mcts", "2")]
+    for record in (one, two):
+        instance = record.seats[0].instance
+        counted = [t for t in record.turns if t.move is not None
+                   and t.fault != "random_move_on_timeout"]
+        for bot, seats in (("mcts", {0}), ("alphabeta", set(range(1, 10)))):
+            row = rows[bot, instance]
+            mine = [t for t in counted if t.seat in seats]
+            assert row.moves == len(mine)
+            assert row.time_s == pytest.approx(sum(t.time_used for t in mine))
+            assert row.playouts == sum(t.playouts or 0 for t in mine)
+            assert row.playout_moves == sum(t.playouts is not None for t in mine)
+            assert (row.nodes, row.node_moves) == (sum(t.nodes or 0 for t in mine),
+                                                   sum(t.nodes is not None for t in mine))
+            assert row.depth == 2 * row.depth_moves
+    assert database.compute(tournament_id="no-such") == []
+
+
+def test_a_version_1_database_opens_migrated_with_its_games(tmp_path: Path) -> None:
+    """A database written before effort and instances were stored (schema version 1)."""
+    from db import migrations
+    from db.codec import record_to_dict
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    old = played_record("g-old")
+    engine = sa.create_engine(url)
+    v1 = migrations._v1_tables().tables
+    with engine.begin() as conn:
+        migrations._version_meta.create_all(conn)
+        migrations._v1(conn)
+        conn.execute(migrations.schema_version.insert().values(
+            version=1, description="initial", applied_at=T0))
+        conn.execute(v1["bots"].insert(), [{"id": 1, "name": "random", "version": "1.2"},
+                                           {"id": 2, "name": "random", "version": ""}])
+        conn.execute(v1["games"].insert().values(
+            id=old.game_id, ruleset=old.ruleset, seed=old.seed,
+            start_position=old.start_position, winner=old.outcome.winner.value
+            if old.outcome.winner else None, termination=old.outcome.termination.value,
+            fault_seat=None, moves=old.moves, started_at=old.started_at,
+            finished_at=old.finished_at, mrx_player="random", detective_player="random",
+            tournament_id=None, schedule_id=None))
+        conn.execute(v1["game_seats"].insert(), [
+            {"game_id": old.game_id, "seat": s.seat, "bot_id": 1 if s.seat == 0 else 2}
+            for s in old.seats])
+        conn.execute(v1["turns"].insert(), [
+            {"game_id": old.game_id, "turn_index": t.index, "seat": t.seat, "move": t.move,
+             "time_used": t.time_used, "fault": t.fault, "detail": t.detail}
+            for t in old.turns])
+        data = record_to_dict(old)
+        assert all("playouts" not in t for t in data["turns"])  # the version 1 form
+        conn.execute(v1["game_records"].insert().values(game_id=old.game_id, record=data))
+    engine.dispose()
+
+    store = Database.connect(url)
+    with store._engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT max(version) FROM schema_version")).scalar() == \
+            LATEST
+    assert store.load_game("g-old") == old
+    assert [g.game_id for g in store.list_games()] == ["g-old"]
+    (row,) = [r for r in store.compute() if r.bot == "random" and r.moves > 1]
+    assert row.instance is None and row.playout_moves == row.node_moves == 0
+    new = effort_record("g-new", 3, "1")
+    assert store.save_game(new) and store.load_game("g-new") == new
+    store.close()

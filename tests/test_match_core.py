@@ -9,9 +9,11 @@ from test_match_core_harness import Harness
 from game import Termination, Winner
 from protocol import (
     Bots,
+    Effort,
     Error,
     ErrorCode,
     GameOver,
+    Hello,
     ListBots,
     MatchResult,
     MoveMsg,
@@ -275,3 +277,48 @@ def test_one_connection_may_play_both_sides() -> None:
     assert [s.seats for s in h.game_starts(both)] == [["mrx"], ["d1", "d2"]]
     finished = h.play_out([both], game, random.Random(1))
     assert finished.record.outcome.winner is not None
+
+
+def test_instances_route_a_match_to_the_processes_it_names() -> None:
+    h = Harness()
+    conns: dict[tuple[str, str], int] = {}
+    for name in ("runner", "hunter"):
+        for instance in ("1", "2"):
+            conn = h.core.connect(h.now)
+            h.send(conn, Hello(1, name, "v1", instance=instance))
+            conns[name, instance] = conn
+    admin = h.connect("admin", Role.ADMIN)
+    h.send(admin, ListBots())
+    assert [(b.name, b.sessions, b.instances) for b in h.last(admin, Bots).bots] == [
+        ("hunter", 2, ["1", "2"]), ("runner", 2, ["1", "2"])]
+    # Two games at once, each on its own instance: no process plays in both.
+    first = h.start(admin, "runner", ["hunter"], instance="2")
+    second = h.start(admin, "runner", ["hunter"], instance="2", seed=2)
+    third = h.start(admin, "runner", ["hunter"], instance="1", seed=3)
+    for game, instance in ((first, "2"), (second, "2"), (third, "1")):
+        players = h.core.matches[game].spec.players
+        assert {p.instance for p in players} == {instance}
+        held = {h.core.sessions[p.session].conn for p in players}
+        assert held == {conns["runner", instance], conns["hunter", instance]}
+    h.send(admin, StartMatch("grid5", "runner", ["hunter"], instance="3"))
+    assert errors(h, admin) == [ErrorCode.BOT_NOT_CONNECTED]
+    assert "instance '3'" in h.of(admin, Error)[0].message
+    finished = h.play_out([conns["runner", "1"], conns["hunter", "1"]], third,
+                          random.Random(3))
+    assert {s.instance for s in finished.record.seats} == {"1"}
+
+
+def test_reported_effort_and_the_servers_time_are_recorded_per_move() -> None:
+    h, x, d, admin = setup()
+    game = h.start(admin, "runner", ["hunter"], move_s=5.0)
+    turn = h.last(x, YourTurn)
+    h.advance(0.75)
+    h.send(x, MoveMsg(game, turn.turn, turn.legal[0], None, Effort(playouts=900)))
+    turn = h.last(d, YourTurn)
+    h.now += 0.25
+    h.send(d, MoveMsg(game, turn.turn, turn.legal[0], None, Effort(nodes=42, depth=3)))
+    h.apply(h.core.shutdown(h.now))
+    first, second = h.finished[0].record.turns[:2]
+    assert (first.playouts, first.nodes, first.depth) == (900, None, None)
+    assert (second.playouts, second.nodes, second.depth) == (None, 42, 3)
+    assert abs(first.time_used - 0.75) < 1e-9 and abs(second.time_used - 0.25) < 1e-9

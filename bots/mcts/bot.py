@@ -111,9 +111,17 @@ class MctsBot(Bot):
 
     # ------------------------------------------------------------------ choosing
 
+    @property
+    def timed(self) -> bool:
+        return self.iterations <= 0
+
+    @property
+    def cores(self) -> int:
+        return self.workers
+
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
         if len(legal) == 1:
-            return legal[0]
+            return legal[0]  # forced: no search, so no effort to report
         search = self._search_for(view)
         tb = tables_for(view.rules)
         if self.workers > 1 and not isinstance(view, MrXView):
@@ -121,6 +129,7 @@ class MctsBot(Bot):
         else:
             rows = _run(tb, search, self.iterations, self.time, self._seeds())
         self.last_iterations = int(rows[:, 4].sum()) if len(rows) else 0
+        self.report(playouts=self.last_iterations)
         return self._best(rows, legal)
 
     def _search_for(self, view: View) -> Search:

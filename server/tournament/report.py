@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
@@ -13,6 +13,7 @@ from ratings.leaderboard import Leaderboard, leaderboard
 from ratings.matrix import Matrix, win_rate_matrix
 from ratings.outcomes import from_results
 from ratings.render import leaderboard_table, matrix_table
+from server.tournament.compute import BotCompute, compute_summary, compute_table
 
 #: Bootstrap replicates for the live "current leader" line (cheap) and the final table.
 LIVE_SAMPLES = 0
@@ -28,22 +29,26 @@ class TournamentReport:
     scheduled: int
     board: Leaderboard | None
     matrix: Matrix | None
+    compute: dict[str, BotCompute] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` object: keys tournament_id, games, leaderboard, matrix."""
+        """The ``--json`` object: keys tournament_id, games, leaderboard, matrix, compute."""
         return {"tournament_id": self.tournament_id, "games": self.games,
                 "scheduled": self.scheduled,
                 "leaderboard": None if self.board is None else self.board.to_dict(),
-                "matrix": None if self.matrix is None else self.matrix.to_dict()}
+                "matrix": None if self.matrix is None else self.matrix.to_dict(),
+                "compute": {bot: row.to_dict() for bot, row in self.compute.items()}}
 
     def render(self, console: Console) -> None:
-        """Print both tables."""
+        """Print the tables: leaderboard, win-rate matrix, compute per bot."""
         console.print(f"tournament {self.tournament_id}: {self.games}/{self.scheduled} games")
         if self.board is None or self.matrix is None:
             console.print("no decided games to rate")
-            return
-        console.print(leaderboard_table(self.board))
-        console.print(matrix_table(self.matrix))
+        else:
+            console.print(leaderboard_table(self.board))
+            console.print(matrix_table(self.matrix))
+        if self.compute:
+            console.print(compute_table(self.compute))
 
 
 def tournament_report(db: Database, tournament_id: str,
@@ -51,12 +56,15 @@ def tournament_report(db: Database, tournament_id: str,
     """Rate the stored games of one tournament."""
     info = db.get_tournament(tournament_id)
     converted = from_results(db.results(tournament_id=tournament_id))
+    compute = compute_summary(db.compute(tournament_id))
     if not converted.games:
-        return TournamentReport(tournament_id, info.played, info.scheduled, None, None)
+        return TournamentReport(tournament_id, info.played, info.scheduled, None, None,
+                                compute)
     board = leaderboard(converted.games, samples=samples, seed=0,
                         excluded=converted.excluded)
     matrix = win_rate_matrix(converted.games, order=[row.player for row in board.rows])
-    return TournamentReport(tournament_id, info.played, info.scheduled, board, matrix)
+    return TournamentReport(tournament_id, info.played, info.scheduled, board, matrix,
+                            compute)
 
 
 def leader_line(db: Database, tournament_id: str) -> str:
