@@ -1,6 +1,7 @@
-"""``yard games`` (list stored games) and ``yard replay`` (print one game move by move).
+"""``yard games`` (list stored games), ``yard replay`` (print one game move by move, or its
+self-contained record) and ``yard import`` (load self-contained records).
 
-Both read the database named by ``--db`` (any SQLAlchemy URL), else ``$YARD_DB``, else
+All read the database named by ``--db`` (any SQLAlchemy URL), else ``$YARD_DB``, else
 ``sqlite:///yard.db`` in the current folder. A missing SQLite file, a bad URL or an unknown
 game id is one ``error: ...`` line and exit status 2 (a :class:`~db.errors.DatabaseError`).
 """
@@ -8,13 +9,17 @@ game id is one ``error: ...`` line and exit status 2 (a :class:`~db.errors.Datab
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any, TypeVar
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
 
 import click
 
 from db.engine import DEFAULT_DB_URL
-from db.records import GameSummary
+from db.errors import GameNotFoundError, RecordError, TournamentError
+from db.portable import PortableGame, from_portable, read_lines, to_line
+from db.records import GameRecord, GameSummary
 from db.replay import Perspective, replay_lines
 from db.store import Database
 
@@ -69,12 +74,133 @@ def _print_games(found: list[GameSummary]) -> None:
 @click.option("--as", "perspective", type=click.Choice([p.value for p in Perspective]),
               default=Perspective.ALL.value, show_default=True,
               help="Whose view: detectives see Mister X's hidden stations as '?'.")
-def replay(game_id: str, db_url: str, perspective: str) -> None:
-    """Print a finished game move by move, with the possible-location count.
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the game's self-contained record (one JSON line, the whole truth; "
+                   "--as does not apply).")
+@click.option("--file", "file", type=click.Path(dir_okay=False, allow_dash=True),
+              default=None, metavar="FILE",
+              help="Read the game from a records file (yard export --what records; '-' for "
+                   "standard input) instead of the database.")
+def replay(game_id: str, db_url: str, perspective: str, as_json: bool,
+           file: str | None) -> None:
+    """Print a finished game move by move, with the possible-location count and the
+    stations after each turn.
 
     '!' marks a reveal move; faults are shown in brackets.
     """
-    with Database.connect(db_url, create=False) as store:
-        record = store.load_game(game_id)
-    for line in replay_lines(record, Perspective(perspective)):
+    if file is not None:
+        game = _game_from_file(file, game_id)
+    else:
+        with Database.connect(db_url, create=False) as store:
+            game = stored_game(store, game_id)
+    if as_json:
+        click.echo(to_line(game.record, game.tournament, game.entry))
+        return
+    for line in replay_lines(game.record, Perspective(perspective)):
         click.echo(line)
+
+
+def stored_game(store: Database, game_id: str) -> PortableGame:
+    """A stored game with its tournament and schedule entry, ready for :func:`to_line`."""
+    record = store.load_game(game_id)
+    return PortableGame(record, *_context(store, record, {}))
+
+
+def _context(store: Database, record: GameRecord, cache: dict[str, Any]) -> tuple[Any, Any]:
+    if record.tournament_id is None:
+        return None, None
+    if record.tournament_id not in cache:
+        try:
+            info = store.get_tournament(record.tournament_id)
+            entries = {e.schedule_id: e for e in store.scheduled(record.tournament_id)}
+        except TournamentError:  # deleted since: the game is kept without it
+            info, entries = None, {}
+        cache[record.tournament_id] = (info, entries)
+    info, entries = cache[record.tournament_id]
+    if info is None:
+        return None, None
+    return info, entries.get(record.schedule_id)
+
+
+def record_lines(store: Database, ruleset: str | None = None,
+                 tournament_id: str | None = None) -> Iterator[str]:
+    """The self-contained record of every selected game as a JSON line, oldest first."""
+    cache: dict[str, Any] = {}
+    for row in store.results(ruleset, tournament_id):
+        record = store.load_game(row.game_id)
+        yield to_line(record, *_context(store, record, cache))
+
+
+def _open(file: str) -> TextIO:
+    if file == "-":
+        return sys.stdin
+    try:
+        return open(file, encoding="utf-8")
+    except OSError as exc:
+        raise RecordError(f"cannot read {file}: {exc.strerror}") from None
+
+
+def _lines(file: str) -> list[str]:
+    handle = _open(file)
+    try:
+        return handle.read().splitlines()
+    except UnicodeDecodeError:
+        raise RecordError(f"{file}: not a UTF-8 text file") from None
+    finally:
+        if handle is not sys.stdin:
+            handle.close()
+
+
+def _game_from_file(file: str, game_id: str) -> PortableGame:
+    for number, line in enumerate(_lines(file), start=1):
+        try:
+            data = json.loads(line) if line.strip() else None
+        except ValueError:
+            continue
+        if isinstance(data, dict) and data.get("game_id") == game_id:
+            try:
+                return from_portable(data)
+            except RecordError as exc:
+                raise RecordError(f"{file} line {number}: {exc}") from None
+    raise GameNotFoundError(f"no game {game_id!r} in {file}")
+
+
+MAX_SHOWN_ERRORS = 20
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@db_option
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object: imported, skipped.")
+def import_records(file: str, db_url: str, as_json: bool) -> None:
+    """Load self-contained game records (JSON Lines from 'yard export --what records';
+    '-' for standard input) into the database.
+
+    Every record is checked first (its moves replayed by the engine); if any is bad, each
+    bad line is reported and nothing is stored. Games already in the database (by game id)
+    are skipped, so importing a file twice stores it once.
+    """
+    games: list[PortableGame] = []
+    errors: list[str] = []
+    for number, item in read_lines(_lines(file)):
+        if isinstance(item, RecordError):
+            errors.append(f"{file} line {number}: {item}")
+        else:
+            games.append(item)
+    if errors:
+        for text in errors[:MAX_SHOWN_ERRORS]:
+            click.echo(f"error: {text}", err=True)
+        if len(errors) > MAX_SHOWN_ERRORS:
+            click.echo(f"error: ... and {len(errors) - MAX_SHOWN_ERRORS} more bad lines",
+                       err=True)
+        raise RecordError(f"{len(errors)} bad record{'s' if len(errors) > 1 else ''} in "
+                          f"{file}; nothing imported")
+    with Database.connect(db_url) as store:
+        stored = store.import_games(games)
+    imported, skipped = stored.count(True), stored.count(False)
+    if as_json:
+        click.echo(json.dumps({"imported": imported, "skipped": skipped}))
+    else:
+        click.echo(f"imported {imported} games, skipped {skipped} already stored "
+                   f"({Path(file).name if file != '-' else 'stdin'} -> {store.url})")

@@ -5,7 +5,9 @@ them into one ``error: ...`` line and exit status 2::
     └── DatabaseError            the database cannot be opened, migrated or written
         ├── GameNotFoundError    no stored game has the given id
         ├── TournamentError      unknown tournament, bad spec, schedule conflict
-        └── ReplayError          a stored game cannot be replayed by the engine
+        ├── ReplayError          a stored game cannot be replayed by the engine
+        └── RecordError          a game record (export file line) is malformed or
+                                 inconsistent with its own moves
 """
 
 from __future__ import annotations
@@ -30,3 +32,8 @@ class TournamentError(DatabaseError):
 
 class ReplayError(DatabaseError):
     """A stored game's moves do not replay with the engine."""
+
+
+class RecordError(DatabaseError):
+    """A self-contained game record (``yard export --what records``) is malformed, or
+    its moves, path or result do not replay with the engine."""

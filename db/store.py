@@ -42,6 +42,7 @@ from db.models import (
     TournamentRow,
     TurnRow,
 )
+from db.portable import PortableGame
 from db.records import (
     ComputeRow,
     GameRecord,
@@ -170,6 +171,51 @@ class Database:
             raise
         log.info("game %s stored (%d turns)", record.game_id, len(record.turns))
         return True
+
+    def import_games(self, games: Sequence[PortableGame]) -> list[bool]:
+        """Store games read from self-contained records, all in one transaction (if any
+        fails, none is stored); returns, per game, whether it was stored (``False``: a game
+        with that id is already in the database, or earlier in ``games``).
+
+        A game's tournament is created when this database does not have it (with the
+        record's spec and creation time), and its schedule entry likewise, matched by
+        tournament and index; an entry that exists with other players or seed, or that
+        another game already played, is a :class:`TournamentError`.
+        """
+        stored = []
+        with self._write("import games") as session:
+            for game in games:
+                record = game.record
+                _check_record(record)
+                if session.get(GameRow, record.game_id) is not None:
+                    stored.append(False)
+                    continue
+                tournament_id = None
+                if game.tournament is not None:
+                    tournament_id = _ensure_tournament(session, game.tournament)
+                schedule_id = None
+                if game.entry is not None and tournament_id is not None and \
+                        record.outcome.termination is not Termination.ABORTED:
+                    schedule_id = _ensure_entry(session, tournament_id, game.entry,
+                                                record.game_id)
+                record = replace(record, tournament_id=tournament_id, schedule_id=schedule_id)
+                session.add(_game_row(record, tournament_id))
+                session.flush()
+                _add_seats(session, record)
+                _add_turns(session, record)
+                session.add(GameRecordRow(game_id=record.game_id,
+                                          record=record_to_dict(record)))
+                session.flush()
+                stored.append(True)
+        log.info("imported %d games (%d already stored)", stored.count(True),
+                 stored.count(False))
+        return stored
+
+    def schedule_entry(self, schedule_id: int) -> ScheduledGame | None:
+        """The schedule entry with this id, or ``None``."""
+        with self._read("read schedule") as session:
+            row = session.get(ScheduledGameRow, schedule_id)
+            return None if row is None else _entry(row)
 
     def _has_game(self, game_id: str) -> bool:
         with self._read("read games") as session:
@@ -364,6 +410,38 @@ def forfeit_record(tournament_id: str, entry: ScheduledGame, outcome: Outcome, d
         mrx_path=[start.mrx_station], started_at=now, finished_at=now, moves=0,
         tournament_id=tournament_id, schedule_id=entry.schedule_id,
         transcripts={"detail": [{"forfeit": detail}]} if detail else {})
+
+
+def _ensure_tournament(session: Session, info: TournamentInfo) -> str:
+    if session.get(TournamentRow, info.tournament_id) is None:
+        spec = info.spec
+        session.add(TournamentRow(id=info.tournament_id, created_at=_utc(info.created_at),
+                                  spec=spec, rules=_opt_str(spec.get("rules")),
+                                  format=_opt_str(spec.get("format"))))
+        session.flush()
+    return info.tournament_id
+
+
+def _ensure_entry(session: Session, tournament_id: str, entry: ScheduledGame,
+                  game_id: str) -> int:
+    row = session.scalar(sa.select(ScheduledGameRow).where(
+        ScheduledGameRow.tournament_id == tournament_id,
+        ScheduledGameRow.game_index == entry.index))
+    if row is None:
+        row = _schedule_row(tournament_id, entry)
+        session.add(row)
+        session.flush()
+        return row.id
+    if (row.pair_index, row.pair_key, row.mrx_player, row.detective_player, row.seed) != \
+            (entry.pair_index, entry.pair_key, entry.mrx, entry.detectives, entry.seed):
+        raise TournamentError(f"game {game_id}: schedule entry {entry.index} of tournament "
+                              f"{tournament_id} differs in this database "
+                              f"({row.mrx_player} vs {row.detective_player}, seed {row.seed})")
+    played = session.scalar(sa.select(GameRow.id).where(GameRow.schedule_id == row.id))
+    if played is not None:
+        raise TournamentError(f"game {game_id}: schedule entry {entry.index} of tournament "
+                              f"{tournament_id} was already played as game {played}")
+    return row.id
 
 
 def _check_record(record: GameRecord) -> None:

@@ -10,6 +10,7 @@ and shared by every state that uses it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import deque
@@ -52,6 +53,7 @@ class Board:
     height: int = 0
     positions: dict[int, tuple[int, int]] = field(default_factory=dict)
     _dist: list[Any] = field(default_factory=list, repr=False)
+    _digest: list[str] = field(default_factory=list, repr=False)
 
     @property
     def stations(self) -> range:
@@ -159,6 +161,43 @@ def board_from_dict(data: dict[str, Any], source: str = "<dict>") -> Board:
     if isolated:
         raise BoardError(f"{source}: stations without any edge: {isolated[:10]}")
     return board
+
+
+def board_to_dict(board: Board) -> dict[str, Any]:
+    """The board in the JSON map format, loadable again by :func:`board_from_dict`.
+
+    Edges are listed once per transport as sorted ``[low, high]`` pairs; drawing
+    ``positions`` are kept when the board has them.
+    """
+    data: dict[str, Any] = {
+        "name": board.name, "stations": board.n_stations,
+        "edges": {TRANSPORT_NAMES[t]: _edge_pairs(board, t) for t in Transport
+                  if board.edge_count(t)},
+        "detective_starts": list(board.detective_starts),
+        "mrx_starts": list(board.mrx_starts),
+    }
+    if board.positions:
+        data["positions"] = {str(s): list(xy) for s, xy in sorted(board.positions.items())}
+    return data
+
+
+def _edge_pairs(board: Board, transport: Transport) -> list[list[int]]:
+    return [[a, b] for a in board.stations for b in board.adjacency[transport][a] if a < b]
+
+
+def board_digest(board: Board) -> str:
+    """A SHA-256 hex digest of what the rules use: station count, edges by transport and
+    start stations (not the name or drawing positions). Two boards with the same digest play
+    the same games."""
+    if board._digest:
+        return board._digest[0]
+    content = {"stations": board.n_stations,
+               "edges": {TRANSPORT_NAMES[t]: _edge_pairs(board, t) for t in Transport},
+               "detective_starts": list(board.detective_starts),
+               "mrx_starts": list(board.mrx_starts)}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    board._digest.append(hashlib.sha256(text.encode()).hexdigest())
+    return board._digest[0]
 
 
 def _checked_edge(pair: Any, n: int, source: str, key: str) -> tuple[int, int]:

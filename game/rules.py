@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from game.board import Board, Transport, load_board
+from game.board import Board, Transport, board_digest, board_from_dict, board_to_dict, load_board
 from game.errors import BoardError, RulesetError
 from game.moves import TICKET_NAMES, Ticket
 
@@ -75,10 +75,16 @@ class Ruleset:
         return self.detective_tickets or (0, 0, 0, 0, 0)
 
     def definition(self) -> dict[str, Any]:
-        """The ruleset as data, loadable again by :func:`ruleset_from_dict` (sent to clients)."""
+        """The ruleset as data, loadable again by :func:`ruleset_from_dict` (sent to clients).
+
+        ``board`` is the board's name when :func:`game.board.load_board` gives the same
+        board for it (``london``, ``gridWxH``); otherwise (a custom map file) it is the map
+        itself in the JSON map format, so the definition never depends on a file.
+        """
         return {
             "name": self.name, "description": self.description, "source": self.source,
-            "board": self.board.name, "detectives": self.detectives,
+            "board": self.board.name if board_by_name(self.board) else board_to_dict(self.board),
+            "detectives": self.detectives,
             "min_detectives": self.min_detectives, "max_detectives": self.max_detectives,
             "detective_tickets": _ticket_dict(self.detective_tickets),
             "mrx_tickets": _ticket_dict(self.mrx_tickets),
@@ -91,9 +97,26 @@ class Ruleset:
 
     def summary(self) -> dict[str, Any]:
         """A JSON-ready description for people (used by ``yard rules --json``)."""
-        return {**self.definition(), "stations": self.board.n_stations,
+        return {**self.definition(), "board": self.board.name,
+                "stations": self.board.n_stations,
                 "mrx_tickets": _ticket_dict(self.initial_mrx_tickets()
                                             if self.mrx_tickets is not None else None)}
+
+
+def board_by_name(board: Board) -> bool:
+    """True if :func:`load_board` of ``board.name`` (with or without the ferry) plays the
+    same as ``board``, so a definition may name it instead of embedding the map."""
+    try:
+        named = load_board(board.name)
+    except BoardError:
+        return False
+    digest = board_digest(board)
+    return digest in (board_digest(named), board_digest(_ferryless(named)))
+
+
+@cache
+def _ferryless(board: Board) -> Board:
+    return board.without_transport(Transport.FERRY)
 
 
 def _ticket_dict(tickets: tuple[int, ...] | None) -> dict[str, int] | None:
@@ -112,6 +135,8 @@ def ruleset_from_dict(data: dict[str, Any], origin: str = "<dict>") -> Ruleset:
     """Build and validate a ruleset from its TOML/dict form.
 
     ``extends = "classic"`` starts from a built-in ruleset and overrides the given keys.
+    ``board`` is a board name or path for :func:`load_board`, or a map in the JSON map
+    format (as :meth:`Ruleset.definition` embeds custom maps).
     """
     unknown = set(data) - _FIELDS
     if unknown:
@@ -126,8 +151,10 @@ def ruleset_from_dict(data: dict[str, Any], origin: str = "<dict>") -> Ruleset:
 
 
 def _build(data: dict[str, Any], origin: str) -> Ruleset:
+    raw = data["board"]
     try:
-        board = load_board(str(data["board"]))
+        board = (board_from_dict(raw, f"{origin}: board") if isinstance(raw, dict)
+                 else load_board(str(raw)))
     except BoardError as exc:
         raise RulesetError(f"{origin}: {exc}") from None
     ferry = bool(data.get("ferry", False))

@@ -165,25 +165,57 @@ def _save_images(matrices: list[Matrix], png: Path) -> None:
 @click.command()
 @selection_options
 @click.option("--what", type=click.Choice([e.value for e in Export]), required=True,
-              help="games: one row per game; turns: one row per turn; ratings: leaderboards.")
-@click.option("--format", "fmt", type=click.Choice([f.value for f in Format]), default="csv",
-              show_default=True)
+              help="games: one row per game; turns: one row per turn; ratings: leaderboards; "
+                   "records: one self-contained game record per line (JSON Lines, for "
+                   "yard import / yard replay --file).")
+@click.option("--format", "fmt", type=click.Choice([f.value for f in Format]), default=None,
+              help="csv (default) or json; records are always JSON Lines.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write here instead of standard output.")
 @click.option("--samples", type=click.IntRange(min=1), default=DEFAULT_SAMPLES,
               show_default=True, help="Bootstrap replicates (ratings).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-def export(db_url: str, ruleset: str | None, tournament_id: str | None, what: str, fmt: str,
-           out: Path | None, samples: int, seed: int) -> None:
-    """Export games, turns or ratings as CSV or JSON."""
+def export(db_url: str, ruleset: str | None, tournament_id: str | None, what: str,
+           fmt: str | None, out: Path | None, samples: int, seed: int) -> None:
+    """Export games, turns or ratings as CSV or JSON, or self-contained game records."""
     kind = Export(what)
+    if kind is Export.RECORDS:
+        if fmt == Format.CSV.value:
+            raise click.UsageError("--what records is JSON Lines; --format csv does not apply")
+        _export_game_records(db_url, ruleset, tournament_id, out)
+        return
     records = _export_records(kind, db_url, ruleset, tournament_id, samples, seed)
-    text = render(records, kind, Format(fmt))
+    text = render(records, kind, Format(fmt or Format.CSV.value))
     if out is None:
         click.echo(text, nl=False)
     else:
         out.write_text(text, encoding="utf-8")
         click.echo(f"wrote {len(records)} {kind.value} records to {out}", err=True)
+
+
+def _export_game_records(db_url: str, ruleset: str | None, tournament_id: str | None,
+                         out: Path | None) -> None:
+    """Stream one JSON line per game to ``out`` (written only when every game exported)."""
+    from db.cli import record_lines
+
+    with Database.connect(db_url, create=False) as store:
+        if tournament_id is not None:
+            store.get_tournament(tournament_id)
+        if out is None:
+            for line in record_lines(store, ruleset, tournament_id):
+                click.echo(line)
+            return
+        partial = out.with_name(out.name + ".partial")
+        count = 0
+        try:
+            with partial.open("w", encoding="utf-8") as handle:
+                for line in record_lines(store, ruleset, tournament_id):
+                    handle.write(line + "\n")
+                    count += 1
+            partial.replace(out)
+        finally:
+            partial.unlink(missing_ok=True)
+    click.echo(f"wrote {count} game records to {out}", err=True)
 
 
 def _export_records(kind: Export, db_url: str, ruleset: str | None,

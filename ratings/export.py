@@ -34,6 +34,8 @@ class Export(Enum):
     GAMES = "games"
     TURNS = "turns"
     RATINGS = "ratings"
+    RECORDS = "records"
+    """Self-contained game records, JSON Lines (written by ``db``, not rendered here)."""
 
 
 class Format(Enum):
@@ -87,8 +89,11 @@ def rating_records(board: Leaderboard) -> list[Record]:
 
 def columns_for(what: Export) -> list[str]:
     """The column order of an export."""
-    return {Export.GAMES: GAME_COLUMNS, Export.TURNS: TURN_COLUMNS,
-            Export.RATINGS: RATING_COLUMNS}[what]
+    columns = {Export.GAMES: GAME_COLUMNS, Export.TURNS: TURN_COLUMNS,
+               Export.RATINGS: RATING_COLUMNS}
+    if what not in columns:
+        raise ValueError(f"{what.value} records have no columns (they are JSON Lines)")
+    return columns[what]
 
 
 def to_csv(records: Sequence[Record], columns: Sequence[str]) -> str:

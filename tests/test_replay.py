@@ -35,7 +35,8 @@ def classic_game() -> tuple[GameRecord, list[State]]:
 
 
 def turn_lines(lines: list[str]) -> list[list[str]]:
-    return [line.split() for line in lines if line.startswith("  ")]
+    return [line.split() for line in lines
+            if line.startswith("  ") and not line.startswith("    log: ")]
 
 
 def expected_mrx_text(move: Move, before: State, hide: bool) -> str:

@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "bots": "bots.cli:list_bots",
     "games": "db.cli:games",
     "replay": "db.cli:replay",
+    "import": "db.cli:import_records",
     "tournament": "server.tournament_cli:tournament",
     "leaderboard": "ratings.cli:leaderboard",
     "matrix": "ratings.cli:matrix",

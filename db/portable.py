@@ -1,0 +1,393 @@
+"""Self-contained game records: one JSON object per game that replays without the database
+and without any ruleset or map file (``yard export --what records``, ``yard import``,
+``yard replay --json``). The format is documented in ``docs/records.md``.
+
+A record holds the full ruleset definition (custom maps embedded; built-in boards by name
+with a content hash), the seed, the start position, every turn (seat, move, time used,
+fault), Mister X's true path, the result, the players and, for tournament games, the
+tournament and its schedule entry. Reading a record (:func:`from_portable`) checks it
+completely: the ruleset and board, then every move replayed by the engine, Mister X's path
+and the result (:func:`db.replay.check_record`).
+
+No SQLAlchemy here: the database side is :meth:`db.store.Database.import_games`.
+
+>>> from game import new_game
+>>> from db.build import record_from_moves
+>>> start = new_game("grid5", seed=4)
+>>> rec = record_from_moves("g1", start, [(0, start.legal_moves()[0])], {0: "a", 1: "b"})
+>>> data = to_portable(rec)
+>>> data["format"], data["version"], data["moves"][0]["seat"], data["board"]["name"]
+('yard-game-record', 1, 'mrx', 'grid5x5')
+>>> from_portable(json.loads(json.dumps(data))).record.turns == rec.turns
+True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from db.errors import RecordError, ReplayError
+from db.records import GameRecord, ScheduledGame, SeatRecord, TournamentInfo, TurnRecord
+from db.replay import check_record, replay_game
+from game import Outcome, YardError, parse_seat, seat_name
+from game.board import board_digest
+from game.rules import Ruleset, load_ruleset, ruleset_from_dict
+
+RECORD_FORMAT = "yard-game-record"
+RECORD_VERSION = 1
+TIME_DIGITS = 4
+"""Times are stored rounded to 0.1 ms."""
+
+MAX_GAME_ID = 64
+MAX_BOT_NAME = 200
+MAX_BOT_VERSION = 100
+MAX_MOVE = 40
+MAX_FAULT = 40
+MAX_LINE = 16 * 1024 * 1024
+
+
+@dataclass
+class PortableGame:
+    """A game read from a record: the :class:`GameRecord` (without transcripts), and the
+    tournament and schedule entry it belonged to (``None`` outside a tournament; a game
+    that was aborted has a tournament but no entry). The entry's ``schedule_id`` is
+    ``None``: schedule ids belong to one database."""
+
+    record: GameRecord
+    tournament: TournamentInfo | None = None
+    entry: ScheduledGame | None = None
+
+
+# ---------------------------------------------------------------- writing
+
+
+def to_portable(record: GameRecord, tournament: TournamentInfo | None = None,
+                entry: ScheduledGame | None = None) -> dict[str, Any]:
+    """The self-contained record of a stored game (JSON-ready).
+
+    Raises :class:`RecordError` if the game's ruleset cannot be rebuilt (a game stored by
+    an older yard on a custom map, whose map was not kept).
+    """
+    rules = _record_rules(record)
+    first = record.turns[0].index if record.turns else 0
+    return {
+        "format": RECORD_FORMAT, "version": RECORD_VERSION,
+        "game_id": record.game_id,
+        "ruleset": rules.definition(),
+        "board": {"name": rules.board.name, "sha256": board_digest(rules.board)},
+        "seed": record.seed,
+        "start": record.start_position,
+        "players": [{"seat": seat_name(s.seat), "bot": s.bot_name, "version": s.bot_version}
+                    for s in sorted(record.seats, key=lambda s: s.seat)],
+        "first_turn": first,
+        "moves": [_move(t, first + i) for i, t in enumerate(record.turns)],
+        "mrx_path": list(record.mrx_path),
+        "result": record.outcome.to_dict(),
+        "started_at": record.started_at.isoformat(),
+        "finished_at": record.finished_at.isoformat(),
+        "tournament": None if tournament is None else {
+            "id": tournament.tournament_id, "created_at": tournament.created_at.isoformat(),
+            "spec": tournament.spec},
+        "schedule": None if entry is None else {
+            "index": entry.index, "pair_index": entry.pair_index, "pair_key": entry.pair_key,
+            "mrx": entry.mrx, "detectives": entry.detectives, "seed": entry.seed},
+    }
+
+
+def to_line(record: GameRecord, tournament: TournamentInfo | None = None,
+            entry: ScheduledGame | None = None) -> str:
+    """The record as one line of JSON Lines (no newline at the end)."""
+    return json.dumps(to_portable(record, tournament, entry), separators=(",", ":"))
+
+
+def _record_rules(record: GameRecord) -> Ruleset:
+    try:
+        if record.ruleset_definition:
+            return ruleset_from_dict(record.ruleset_definition, "ruleset")
+        return load_ruleset(record.ruleset)
+    except YardError as exc:
+        raise RecordError(f"game {record.game_id}: cannot rebuild its ruleset, so it cannot "
+                          f"be exported: {exc}") from None
+
+
+def _move(turn: TurnRecord, expected_index: int) -> dict[str, Any]:
+    data: dict[str, Any] = {"seat": seat_name(turn.seat), "move": turn.move,
+                            "time": round(turn.time_used, TIME_DIGITS)}
+    if turn.fault is not None:
+        data["fault"] = turn.fault
+    if turn.detail is not None:
+        data["detail"] = turn.detail
+    if turn.index != expected_index:
+        data["index"] = turn.index
+    return data
+
+
+# ---------------------------------------------------------------- reading
+
+
+def from_portable(data: Any) -> PortableGame:
+    """Read and check one record (the parsed JSON object).
+
+    Raises :class:`RecordError` saying what is wrong: a missing or mistyped field, an
+    unknown format or a newer version, a ruleset or board that does not build or differs
+    from the one the game was played on, a move that is illegal or made out of turn, or a
+    path or result that the moves do not give. Keys this version does not know are ignored.
+    """
+    if not isinstance(data, dict):
+        raise RecordError("a record must be a JSON object")
+    if data.get("format") != RECORD_FORMAT:
+        raise RecordError(f"not a yard game record (format {data.get('format')!r}, expected "
+                          f"{RECORD_FORMAT!r})")
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise RecordError(f"record version {version!r} is not a positive integer")
+    if version > RECORD_VERSION:
+        raise RecordError(f"record version {version} is newer than this yard reads "
+                          f"({RECORD_VERSION}); upgrade yard")
+    game_id = _str(data, "game_id", MAX_GAME_ID)
+    if not game_id:
+        raise RecordError("game_id must not be empty")
+    try:
+        return _read(data, game_id)
+    except RecordError as exc:
+        raise RecordError(f"game {game_id}: {exc}") from None
+
+
+def _read(data: dict[str, Any], game_id: str) -> PortableGame:
+    rules = _rules(data)
+    record = GameRecord(
+        game_id=game_id, ruleset=rules.name, ruleset_definition=_dict(data, "ruleset"),
+        seed=_opt_int(data, "seed"), start_position=_str(data, "start", 10_000),
+        seats=_seats(data), outcome=_outcome(data), turns=_turns(data),
+        mrx_path=_int_list(data, "mrx_path"), started_at=_time(data, "started_at"),
+        finished_at=_time(data, "finished_at"), moves=0)
+    record.moves = len(record.mrx_path) - 1
+    try:
+        check_record(replay_game(record))
+    except ReplayError as exc:
+        text = str(exc)
+        prefix = f"game {game_id}: "
+        raise RecordError(text[len(prefix):] if text.startswith(prefix) else text) from None
+    tournament, entry = _tournament(data)
+    record.tournament_id = tournament.tournament_id if tournament else None
+    return PortableGame(record, tournament, entry)
+
+
+def _rules(data: dict[str, Any]) -> Ruleset:
+    definition = _dict(data, "ruleset")
+    board = _dict(data, "board")
+    try:
+        rules = ruleset_from_dict(dict(definition), "ruleset")
+    except YardError as exc:
+        raise RecordError(str(exc)) from None
+    digest = board.get("sha256")
+    if not isinstance(digest, str):
+        raise RecordError("board.sha256 must be a string")
+    if board_digest(rules.board) != digest:
+        where = "embedded map" if isinstance(definition.get("board"), dict) \
+            else f"board {rules.board.name!r} of this yard"
+        raise RecordError(f"the {where} differs from the board the game was played on "
+                          f"(sha256 {board_digest(rules.board)[:12]}..., record "
+                          f"{digest[:12]}...)")
+    return rules
+
+
+def _seats(data: dict[str, Any]) -> list[SeatRecord]:
+    seats = []
+    for i, raw in enumerate(_list(data, "players")):
+        where = f"players[{i}]"
+        if not isinstance(raw, dict):
+            raise RecordError(f"{where} must be an object")
+        seat = _seat(raw.get("seat"), where)
+        name = _str(raw, "bot", MAX_BOT_NAME, where)
+        if not name:
+            raise RecordError(f"{where}.bot must not be empty")
+        seats.append(SeatRecord(seat, name, _str(raw, "version", MAX_BOT_VERSION, where)))
+    if len({s.seat for s in seats}) != len(seats):
+        raise RecordError("players name a seat twice")
+    return seats
+
+
+def _turns(data: dict[str, Any]) -> list[TurnRecord]:
+    first = data.get("first_turn", 0)
+    if not isinstance(first, int) or isinstance(first, bool):
+        raise RecordError("first_turn must be an integer")
+    turns = []
+    for i, raw in enumerate(_list(data, "moves")):
+        where = f"moves[{i}]"
+        if not isinstance(raw, dict):
+            raise RecordError(f"{where} must be an object")
+        move = _opt_str(raw, "move", MAX_MOVE, where)
+        fault = _opt_str(raw, "fault", MAX_FAULT, where)
+        if move is None and fault is None:
+            raise RecordError(f"{where}: a turn without a move must name its fault")
+        time_used = raw.get("time")
+        if not isinstance(time_used, int | float) or isinstance(time_used, bool) \
+                or not math.isfinite(time_used) or time_used < 0:
+            raise RecordError(f"{where}.time must be a number of seconds >= 0")
+        index = raw.get("index", first + i)
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise RecordError(f"{where}.index must be an integer")
+        turns.append(TurnRecord(index, _seat(raw.get("seat"), where), move,
+                                float(time_used), fault,
+                                _opt_str(raw, "detail", 100_000, where)))
+    if len({t.index for t in turns}) != len(turns):
+        raise RecordError("two moves have the same index")
+    return turns
+
+
+def _outcome(data: dict[str, Any]) -> Outcome:
+    raw = _dict(data, "result")
+    try:
+        outcome = Outcome.from_dict(raw)
+    except (KeyError, TypeError, ValueError):
+        raise RecordError(f"result {raw!r:.200} is not {{winner, termination, seat}}") \
+            from None
+    if outcome.seat is not None and (not isinstance(outcome.seat, int)
+                                     or isinstance(outcome.seat, bool) or outcome.seat < 0):
+        raise RecordError("result.seat must be a seat number or null")
+    return outcome
+
+
+def _tournament(data: dict[str, Any]) -> tuple[TournamentInfo | None, ScheduledGame | None]:
+    raw = data.get("tournament")
+    entry_raw = data.get("schedule")
+    if raw is None:
+        if entry_raw is not None:
+            raise RecordError("a schedule entry needs its tournament")
+        return None, None
+    if not isinstance(raw, dict):
+        raise RecordError("tournament must be an object or null")
+    tid = _str(raw, "id", MAX_GAME_ID, "tournament")
+    if not tid:
+        raise RecordError("tournament.id must not be empty")
+    spec = raw.get("spec")
+    if not isinstance(spec, dict):
+        raise RecordError("tournament.spec must be an object")
+    info = TournamentInfo(tid, spec, _time(raw, "created_at", "tournament"))
+    if entry_raw is None:
+        return info, None
+    if not isinstance(entry_raw, dict):
+        raise RecordError("schedule must be an object or null")
+    ints = {}
+    for key in ("index", "pair_index"):
+        value = entry_raw.get(key)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise RecordError(f"schedule.{key} must be an integer")
+        ints[key] = value
+    entry = ScheduledGame(ints["index"], ints["pair_index"],
+                          _str(entry_raw, "mrx", 400, "schedule"),
+                          _str(entry_raw, "detectives", 400, "schedule"),
+                          _opt_int(entry_raw, "seed", "schedule"),
+                          pair_key=_str(entry_raw, "pair_key", 400, "schedule"))
+    if not entry.mrx or not entry.detectives:
+        raise RecordError("schedule.mrx and schedule.detectives must not be empty")
+    return info, entry
+
+
+# ---------------------------------------------------------------- field helpers
+
+
+def _field(data: dict[str, Any], key: str, where: str) -> Any:
+    if key not in data:
+        raise RecordError(f"missing field {_name(key, where)}")
+    return data[key]
+
+
+def _name(key: str, where: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _str(data: dict[str, Any], key: str, limit: int, where: str = "") -> str:
+    value = _field(data, key, where)
+    if not isinstance(value, str) or len(value) > limit:
+        raise RecordError(f"{_name(key, where)} must be a string of at most {limit} "
+                          "characters")
+    return value
+
+
+def _opt_str(data: dict[str, Any], key: str, limit: int, where: str = "") -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > limit:
+        raise RecordError(f"{_name(key, where)} must be a string of at most {limit} "
+                          "characters, or null")
+    return value
+
+
+def _opt_int(data: dict[str, Any], key: str, where: str = "") -> int | None:
+    value = _field(data, key, where)
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise RecordError(f"{_name(key, where)} must be an integer or null")
+    return value
+
+
+def _dict(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = _field(data, key, "")
+    if not isinstance(value, dict):
+        raise RecordError(f"{key} must be an object")
+    return value
+
+
+def _list(data: dict[str, Any], key: str) -> list[Any]:
+    value = _field(data, key, "")
+    if not isinstance(value, list):
+        raise RecordError(f"{key} must be a list")
+    return value
+
+
+def _int_list(data: dict[str, Any], key: str) -> list[int]:
+    value = _list(data, key)
+    if not value or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise RecordError(f"{key} must be a non-empty list of station numbers")
+    return value
+
+
+def _seat(value: Any, where: str) -> int:
+    try:
+        if isinstance(value, str):
+            return parse_seat(value)
+    except ValueError:
+        pass
+    raise RecordError(f"{where}.seat must be 'mrx', 'd1', 'd2'..., not {value!r:.40}")
+
+
+def _time(data: dict[str, Any], key: str, where: str = "") -> datetime:
+    value = _str(data, key, 64, where)
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise RecordError(f"{_name(key, where)} {value!r} is not an ISO 8601 time") from None
+
+
+# ---------------------------------------------------------------- JSON Lines
+
+
+def read_lines(lines: Iterable[str]) -> Iterator[tuple[int, PortableGame | RecordError]]:
+    """Each non-blank line of a JSON Lines text with its 1-based number: the game read
+    from it, or the :class:`RecordError` that says why it cannot be read."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if len(line) > MAX_LINE:
+            yield number, RecordError(f"line is longer than {MAX_LINE} characters")
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            yield number, RecordError(f"not valid JSON: {exc}")
+            continue
+        try:
+            yield number, from_portable(data)
+        except RecordError as exc:
+            yield number, exc
+
+
+__all__ = ["RECORD_FORMAT", "RECORD_VERSION", "PortableGame", "from_portable", "read_lines",
+           "to_line", "to_portable"]
