@@ -140,22 +140,29 @@ def from_portable(data: Any) -> PortableGame:
     """
     if not isinstance(data, dict):
         raise RecordError("a record must be a JSON object")
+    named = data.get("game_id")
+    try:
+        return _checked(data)
+    except RecordError as exc:
+        if isinstance(named, str) and named:
+            raise RecordError(f"game {named:.{MAX_GAME_ID}}: {exc}") from None
+        raise
+
+
+def _checked(data: dict[str, Any]) -> PortableGame:
     if data.get("format") != RECORD_FORMAT:
-        raise RecordError(f"not a yard game record (format {data.get('format')!r}, expected "
-                          f"{RECORD_FORMAT!r})")
+        raise RecordError(f"not a yard game record (format {data.get('format')!r:.40}, "
+                          f"expected {RECORD_FORMAT!r})")
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise RecordError(f"record version {version!r} is not a positive integer")
+        raise RecordError(f"record version {version!r:.40} is not a positive integer")
     if version > RECORD_VERSION:
         raise RecordError(f"record version {version} is newer than this yard reads "
                           f"({RECORD_VERSION}); upgrade yard")
     game_id = _str(data, "game_id", MAX_GAME_ID)
     if not game_id:
         raise RecordError("game_id must not be empty")
-    try:
-        return _read(data, game_id)
-    except RecordError as exc:
-        raise RecordError(f"game {game_id}: {exc}") from None
+    return _read(data, game_id)
 
 
 def _read(data: dict[str, Any], game_id: str) -> PortableGame:
@@ -171,8 +178,10 @@ def _read(data: dict[str, Any], game_id: str) -> PortableGame:
         check_record(replay_game(record))
     except ReplayError as exc:
         text = str(exc)
-        prefix = f"game {game_id}: "
-        raise RecordError(text[len(prefix):] if text.startswith(prefix) else text) from None
+        prefix = f"game {game_id}"
+        if text.startswith(prefix):
+            text = text[len(prefix):].lstrip(":, ")
+        raise RecordError(text) from None
     tournament, entry = _tournament(data)
     record.tournament_id = tournament.tournament_id if tournament else None
     return PortableGame(record, tournament, entry)
