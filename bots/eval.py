@@ -52,7 +52,8 @@ def threatened(state: State) -> bool:
 
 def _secret_ok(state: State, slot: int, here: int, there: int) -> bool:
     rules = state.rules
-    if slot <= min(rules.reveal_moves) or slot in rules.reveal_moves:
+    if slot <= min(rules.reveal_moves, default=rules.max_moves + 1) or \
+            slot in rules.reveal_moves:
         return False
     adj = rules.board.adjacency
     taxi_only = not adj[1][here] and not adj[2][here]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from game.belief import initial_belief, step
 from game.errors import PositionError, RulesetError
 from game.moves import TICKET_NAMES, Ticket
-from game.outcome import MRX, Outcome, Termination, Winner, parse_seat, seat_name
+from game.outcome import MRX, parse_seat, seat_name
 from game.rules import Ruleset, load_ruleset
 from game.state import State
 
@@ -81,19 +81,8 @@ def from_text(text: str, rules: Ruleset | None = None) -> State:
         raise PositionError(f"position: possible set does not contain Mister X's station "
                             f"{mrx_station}")
     state = State._make(rules_k, positions, tickets, log, turn, belief=possible)
-    _settle(state)
+    state._settle()  # rule endings: a stuck detective is skipped, a decided game is over
     return state
-
-
-def _settle(state: State) -> None:
-    """Apply the rule endings to a freshly set-up position."""
-    if state.to_move != MRX:
-        if not state.legal_moves():
-            state._advance(state.to_move + 1, after_mrx=False)  # a stuck detective is skipped
-    elif len(state.log) >= state.rules.max_moves:
-        state._finish(Outcome(Winner.MRX, Termination.SURVIVED))
-    elif not state.legal_moves():
-        state._finish(Outcome(Winner.DETECTIVES, Termination.CORNERED))
 
 
 def _fields(text: str) -> dict[str, str]:

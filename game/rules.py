@@ -202,8 +202,6 @@ def _tickets(raw: Any, origin: str, key: str) -> tuple[int, ...] | None:
 
 def _validate(rules: Ruleset, origin: str) -> None:
     board = rules.board
-    if not rules.reveal_moves:
-        raise RulesetError(f"{origin}: reveal_moves must not be empty")
     if rules.max_moves < 1 or any(not 1 <= m <= rules.max_moves for m in rules.reveal_moves):
         raise RulesetError(f"{origin}: reveal moves must lie in 1..max_moves ({rules.max_moves})")
     if not 1 <= rules.min_detectives <= rules.detectives <= rules.max_detectives:

@@ -4,6 +4,17 @@ Turn order (all rulesets): Mister X moves first each round, then each detective 
 order. A detective with no legal move is skipped. The state always has ``to_move`` set to
 a seat that can move, or an :attr:`State.outcome`.
 
+Rule endings, checked wherever they can arise (after every move, at set-up from explicit
+positions and in :func:`new_game`):
+
+* a detective moves onto Mister X: detectives win (``caught``);
+* a round is due to start (Mister X to move) but the log is full: Mister X wins
+  (``survived``);
+* a round is due to start but no detective has a legal move (tickets spent, or boxed in by
+  other detectives): Mister X wins (``detectives_stuck``) — Mister X's moves never change
+  what the detectives can do, so the round could only end the same way;
+* Mister X to move with no legal move: detectives win (``cornered``).
+
 >>> from game import new_game
 >>> state = new_game("classic", seed=1)
 >>> state.to_move, len(state.legal_moves()) > 0
@@ -95,7 +106,7 @@ class State:
     outcome: Outcome | None
     parent: State | None
     last_move: Move | None
-    _legal: list[Move] | None
+    _legal: tuple[Move, ...] | None
     _belief: frozenset[int] | None
     _view_log: tuple[Any, ...] | None  # detectives' log view, memoised by game.views
 
@@ -165,9 +176,10 @@ class State:
     # ----------------------------------------------------------------- legal moves
 
     def legal_moves(self) -> Sequence[Move]:
-        """Legal moves of the seat to move (empty once the game is over). Cached."""
+        """Legal moves of the seat to move (empty once the game is over), as an immutable
+        tuple shared by every caller (cached)."""
         if self._legal is None:
-            self._legal = [] if self.outcome else _moves_for(self, self.to_move)
+            self._legal = () if self.outcome else _moves_for(self, self.to_move)
         return self._legal
 
     def is_legal(self, move: Move) -> bool:
@@ -175,8 +187,9 @@ class State:
         return move in self.legal_moves()
 
     def moves_for(self, seat: int) -> list[Move]:
-        """Moves ``seat`` could make if it were its turn now (ignores whose turn it is)."""
-        return _moves_for(self, seat)
+        """Moves ``seat`` could make if it were its turn now (ignores whose turn it is);
+        a fresh list."""
+        return list(_moves_for(self, seat))
 
     # ----------------------------------------------------------------- applying moves
 
@@ -223,27 +236,34 @@ class State:
         nxt = State._make(rules, tuple(positions), tuple(tickets), log, seat, self, move)
         if seat != MRX and move.to == positions[0]:
             nxt.outcome = Outcome(Winner.DETECTIVES, Termination.CAUGHT)
-            nxt._legal = []
+            nxt._legal = ()
             return nxt
-        nxt._advance(seat + 1, after_mrx=seat == MRX)
+        nxt._advance(seat + 1)
         return nxt
 
-    def _advance(self, first: int, after_mrx: bool) -> None:
-        """Set ``to_move`` to the next seat from ``first`` that can move, or end the game."""
-        any_moved = not after_mrx
+    def _advance(self, first: int) -> None:
+        """Give the turn to the first detective from seat ``first`` on that can move (a
+        detective with no legal move is skipped); past the last one the round ends and
+        :meth:`_new_round` decides what comes next."""
         for seat in range(first, len(self.positions)):
             moves = _moves_for(self, seat)
             if moves:
                 self.to_move = seat
                 self._legal = moves
                 return
-        if not any_moved:
-            # Rule: Mister X wins when no detective can move.
-            self._finish(Outcome(Winner.MRX, Termination.DETECTIVES_STUCK))
-            return
-        # The detectives' round is over.
+        self._new_round()
+
+    def _new_round(self) -> None:
+        """Start a round (Mister X to move), or end the game by the rule that prevents it:
+        full log (``survived``), no detective able to move (``detectives_stuck``), Mister X
+        unable to move (``cornered``), checked in that order."""
         if len(self.log) >= self.rules.max_moves:
             self._finish(Outcome(Winner.MRX, Termination.SURVIVED))
+            return
+        if not any(_moves_for(self, seat) for seat in range(1, len(self.positions))):
+            # Mister X's move cannot free a detective (it changes neither their tickets
+            # nor the stations that block them), so the round could only end stuck.
+            self._finish(Outcome(Winner.MRX, Termination.DETECTIVES_STUCK))
             return
         self.to_move = MRX
         moves = _moves_for(self, MRX)
@@ -253,9 +273,21 @@ class State:
             return
         self._legal = moves
 
+    def _settle(self) -> None:
+        """Apply the rule endings to a freshly set-up state whose ``to_move`` is given: a
+        detective to move who cannot is skipped; see :meth:`_new_round` for Mister X."""
+        if self.to_move == MRX:
+            self._new_round()
+            return
+        moves = _moves_for(self, self.to_move)
+        if moves:
+            self._legal = moves
+        else:
+            self._advance(self.to_move + 1)
+
     def _finish(self, outcome: Outcome) -> None:
         self.outcome = outcome
-        self._legal = []
+        self._legal = ()
 
     def _illegal_reason(self, move: object) -> str:
         where = f"{seat_name(self.to_move)} at station {self.positions[self.to_move]}"
@@ -301,7 +333,7 @@ class State:
         return f"State({to_text(self)!r})"
 
 
-def _moves_for(state: State, seat: int) -> list[Move]:
+def _moves_for(state: State, seat: int) -> tuple[Move, ...]:
     rules = state.rules
     tables = state.tables
     positions = state.positions
@@ -309,17 +341,18 @@ def _moves_for(state: State, seat: int) -> list[Move]:
     if seat == MRX:
         blocked = positions[1:]
         if rules.mrx_tickets is None:
-            return [m for t in (0, 1, 2) for m in tables.by_ticket[t][here] if m.to not in blocked]
+            return tuple([m for t in (0, 1, 2) for m in tables.by_ticket[t][here]
+                          if m.to not in blocked])
         return _mrx_ticket_moves(state, here, blocked)
     others = positions[1:seat] + positions[seat + 1:]
     if rules.detective_tickets is None:
-        return [m for m in tables.free_detective[here] if m.to not in others]
+        return tuple([m for m in tables.free_detective[here] if m.to not in others])
     own = state.tickets[seat]
-    return [m for t in (0, 1, 2) if own[t] for m in tables.by_ticket[t][here]
-            if m.to not in others]
+    return tuple([m for t in (0, 1, 2) if own[t] for m in tables.by_ticket[t][here]
+                  if m.to not in others])
 
 
-def _mrx_ticket_moves(state: State, here: int, blocked: tuple[int, ...]) -> list[Move]:
+def _mrx_ticket_moves(state: State, here: int, blocked: tuple[int, ...]) -> tuple[Move, ...]:
     tables = state.tables
     own = state.tickets[0]
     singles = [m for t in (0, 1, 2) if own[t] for m in tables.by_ticket[t][here]
@@ -328,7 +361,7 @@ def _mrx_ticket_moves(state: State, here: int, blocked: tuple[int, ...]) -> list
         singles += [m for m in tables.secret[here] if m.to not in blocked]
     rules = state.rules
     if not (own[DOUBLE] and rules.double_moves and len(state.log) + 2 <= rules.max_moves):
-        return singles
+        return tuple(singles)
     moves = list(singles)
     for first in singles:
         left = list(own)
@@ -337,7 +370,11 @@ def _mrx_ticket_moves(state: State, here: int, blocked: tuple[int, ...]) -> list
         for t in (0, 1, 2, SECRET):
             if left[t]:
                 moves += [m for m in after[t] if m.to2 not in blocked]
-    return moves
+    return tuple(moves)
+
+
+MAX_DEALS = 100
+"""How many start positions :func:`new_game` draws at most before giving up on a playable one."""
 
 
 def new_game(rules: Ruleset | str, seed: int | None = None,
@@ -346,6 +383,14 @@ def new_game(rules: Ruleset | str, seed: int | None = None,
 
     Classic boards deal detectives from the detective start cards and Mister X from his
     own; ``random_starts`` rulesets (grids) draw distinct cells for everyone.
+
+    A game is never decided before it starts: a deal where it would already be over
+    (Mister X boxed in with no legal move, or no detective able to move) is thrown away and
+    the next one drawn from the same generator, so the result stays a function of the seed
+    and a seed whose first deal is playable gives the same start as ever. After
+    :data:`MAX_DEALS` unplayable deals (a ruleset where no start is playable, such as
+    detectives without tickets) the last one is returned, already over with its rule
+    ending.
     """
     if isinstance(rules, str):
         rules = load_ruleset(rules)
@@ -354,19 +399,21 @@ def new_game(rules: Ruleset | str, seed: int | None = None,
     rng = random.Random(seed)
     board = rules.board
     k = rules.detectives
-    if rules.random_starts:
-        cells = rng.sample(range(1, board.n_stations + 1), k + 1)
-        mrx, dets = cells[0], cells[1:]
-    else:
-        dets = rng.sample(board.detective_starts, k)
-        choices = [s for s in board.mrx_starts if s not in dets]
-        if not choices:
-            raise RulesetError(f"ruleset {rules.name}: no free start station for Mister X")
-        mrx = rng.choice(choices)
     tickets = (rules.initial_mrx_tickets(),) + (rules.initial_detective_tickets(),) * k
-    state = State._make(rules, (mrx, *dets), tickets, (), MRX)
-    if not state.legal_moves():
-        state._finish(Outcome(Winner.DETECTIVES, Termination.CORNERED))
+    for _ in range(MAX_DEALS):
+        if rules.random_starts:
+            cells = rng.sample(range(1, board.n_stations + 1), k + 1)
+            mrx, dets = cells[0], cells[1:]
+        else:
+            dets = rng.sample(board.detective_starts, k)
+            choices = [s for s in board.mrx_starts if s not in dets]
+            if not choices:
+                raise RulesetError(f"ruleset {rules.name}: no free start station for Mister X")
+            mrx = rng.choice(choices)
+        state = State._make(rules, (mrx, *dets), tickets, (), MRX)
+        state._new_round()
+        if state.outcome is None:
+            break
     return state
 
 

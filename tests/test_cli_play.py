@@ -80,7 +80,7 @@ def test_bad_input_exits_2_with_one_line(args: list[str], message: str) -> None:
 
 @pytest.mark.parametrize(("files", "message"), [
     ({"bad.toml": "name = ["}, "invalid TOML"),
-    ({"r.toml": 'extends = "classic"\nname = "r"\nreveal_moves = []\n'}, "must not be empty"),
+    ({"r.toml": 'extends = "classic"\nname = "r"\nreveal_moves = [0]\n'}, "reveal moves must lie"),
     ({"r.toml": 'extends = "classic"\nname = "r"\nboard = "m.json"\n', "m.json": "{oops"},
      "not valid JSON"),
     ({"r.toml": 'extends = "classic"\nname = "r"\nboard = "m.json"\n',

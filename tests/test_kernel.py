@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from bots.mcts import kernel as K
 from bots.mcts.compact import compact_state, move_key, to_move
-from game import Outcome, State, Termination, load_ruleset, new_game
+from game import Outcome, State, Termination, from_text, load_ruleset, new_game
 
 _OUTCOMES = {K.OUT_CAUGHT: Termination.CAUGHT, K.OUT_SURVIVED: Termination.SURVIVED,
              K.OUT_CORNERED: Termination.CORNERED, K.OUT_STUCK: Termination.DETECTIVES_STUCK}
@@ -95,3 +96,87 @@ def test_playouts_finish_and_are_seeded(name: str) -> None:
     first = K.random_playouts(tb, st, 300, 0.2, True, 7)
     assert first == K.random_playouts(tb, st, 300, 0.2, True, 7)
     assert 0 <= first <= 300
+
+
+# ---------------------------------------------------------------- stuck detectives
+
+_SCARCE = {
+    # Detectives run out of tickets within a few rounds: games end stuck, often right after
+    # the last detective of a round moves, and single detectives are skipped before that.
+    "scarce-london": 'extends = "classic"\nname = "scarce-london"\n'
+                     'detective_tickets = { taxi = 3, bus = 2, underground = 1 }\n',
+    "scarce-grid": 'extends = "grid5"\nname = "scarce-grid"\ndetectives = 4\n'
+                   'detective_tickets = { taxi = 4 }\n',
+    "hidden-grid": 'extends = "grid5"\nname = "hidden-grid"\nreveal_moves = []\n',
+}
+
+
+@pytest.mark.parametrize("name", list(_SCARCE))
+def test_kernel_matches_engine_when_detectives_get_stuck(tmp_path: Path, name: str) -> None:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(_SCARCE[name])
+    rules = load_ruleset(str(path))
+    tb = K.tables_for(rules)
+    out, scratch = _buffers(tb)
+    rng = random.Random(9)
+    endings: set[Termination] = set()
+    for seed in range(150):
+        _, outcome = _play_both(new_game(rules, seed), rng, tb, out, scratch)
+        assert outcome is not None
+        endings.add(outcome.termination)
+    if name != "hidden-grid":
+        assert Termination.DETECTIVES_STUCK in endings
+
+
+_NEAR_STUCK = [
+    # The reproduction: the only detective spends its last ticket.
+    "rules=bristol turn=mrx mrx=86:4.3.3.5.2 det=108:1.0.0 possible=86",
+    # d2 holds tickets but is boxed in once d1 takes station 58.
+    "rules=classic turn=mrx mrx=104:4.3.3.0.0 det=57:1.0.0,1:10.8.4,8:0.0.0,9:0.0.0,46:0.0.0 "
+    "possible=104",
+    # d1 is stuck from the start and skipped; d2 has two tickets left.
+    "rules=classic turn=mrx mrx=104:4.3.3.0.0 det=1:0.0.0,13:1.1.0 possible=104",
+    # Mister X nearly out of tickets: cornered or handed one by a detective.
+    "rules=classic turn=d1 mrx=104:0.1.0.0.0 det=1:1.1.0,13:1.0.0 possible=104",
+]
+
+
+@pytest.mark.parametrize("text", _NEAR_STUCK)
+def test_kernel_matches_engine_from_positions_near_stuck(text: str) -> None:
+    start = from_text(text)
+    assert start.outcome is None
+    tb = K.tables_for(start.rules)
+    out, scratch = _buffers(tb)
+    rng = random.Random(3)
+    endings = set()
+    for _ in range(40):
+        _, outcome = _play_both(start, rng, tb, out, scratch)
+        assert outcome is not None
+        endings.add(outcome.termination)
+    assert endings & {Termination.DETECTIVES_STUCK, Termination.CORNERED}
+
+
+_SET_UP = [
+    ("rules=bristol turn=mrx mrx=86:4.3.3.5.2 det=105:0.0.0 possible=86",
+     Termination.DETECTIVES_STUCK),
+    ("rules=classic turn=mrx mrx=104:4.3.3.0.0 det=58:0.0.0,1:10.8.4,8:0.0.0,9:0.0.0,46:0.0.0 "
+     "possible=104", Termination.DETECTIVES_STUCK),
+    ("rules=classic turn=mrx mrx=104:0.0.0.0.0 det=1:0.0.0 possible=104",
+     Termination.DETECTIVES_STUCK),
+    ("rules=classic turn=mrx mrx=1:1.0.0.0.0 det=8:10.8.4,9:10.8.4 possible=1",
+     Termination.CORNERED),
+    ("rules=classic turn=mrx mrx=104:4.3.3.0.0 det=1:0.0.0,13:1.0.0 possible=104", None),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), _SET_UP)
+def test_kernel_new_round_judges_set_up_positions_like_the_engine(
+        text: str, expected: Termination | None) -> None:
+    state = from_text(text)
+    assert (state.outcome.termination if state.outcome else None) is expected
+    tb = K.tables_for(state.rules)
+    _, scratch = _buffers(tb)
+    st = compact_state(state)
+    st[K.ST_OUT] = K.OUT_NONE
+    K.new_round(tb, st, scratch)
+    _assert_same(state, st)

@@ -181,12 +181,13 @@ def test_stuck_detective_to_move_in_setup_is_skipped() -> None:
 
 
 def test_detectives_stuck_ends_the_game() -> None:
+    # Both detectives out of tickets: decided before Mister X has to move.
     state = from_text("rules=classic turn=mrx mrx=104:4.3.3.0.0 det=1:0.0.0,13:0.0.0 "
                       "possible=104")
-    after = play(state, "taxi:86")
-    assert after.outcome is not None
-    assert (after.outcome.winner, after.outcome.termination) == (
+    assert state.outcome is not None
+    assert (state.outcome.winner, state.outcome.termination) == (
         Winner.MRX, Termination.DETECTIVES_STUCK)
+    assert state.legal_moves() == ()
 
 
 # ---------------------------------------------------------------- endings
@@ -197,7 +198,7 @@ def test_cornered_mrx_loses_when_his_turn_comes() -> None:
     after = play(state, "taxi:9")
     assert after.outcome is not None
     assert after.outcome.termination is Termination.CORNERED
-    assert after.legal_moves() == []
+    assert after.legal_moves() == ()
 
 
 def test_cornered_mrx_in_setup() -> None:
@@ -212,7 +213,7 @@ def test_capture_ends_the_game_at_once() -> None:
     assert after.outcome is not None
     assert (after.outcome.winner, after.outcome.termination) == (
         Winner.DETECTIVES, Termination.CAUGHT)
-    assert after.legal_moves() == []
+    assert after.legal_moves() == ()
     assert after.possible_locations() == frozenset({9})
     with pytest.raises(GameOverError):
         after.apply(Move.parse("taxi:19"))

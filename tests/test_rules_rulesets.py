@@ -91,7 +91,7 @@ def test_custom_ruleset_with_a_map_file_next_to_it(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ('extends = "classic"\nname = "x"\nreveal_moves = []\n', "reveal_moves must not be empty"),
+    ('extends = "classic"\nname = "x"\nreveal_moves = 3\n', "missing or invalid field"),
     ('extends = "classic"\nname = "x"\nreveal_moves = [30]\n', "reveal moves must lie"),
     ('extends = "classic"\nname = "x"\ncolour = "red"\n', "unknown keys"),
     ('extends = "chess"\nname = "x"\n', "unknown ruleset 'chess'"),

@@ -80,7 +80,8 @@ def tables_for(rules: Ruleset) -> Tables:
     taxi_only = np.array([not adj[1][s] and not adj[2][s] for s in stations], dtype=np.bool_)
     rp = np.array([rules.mrx_tickets is not None, rules.detective_tickets is not None,
                    rules.tickets_to_mrx, rules.double_moves, rules.max_moves,
-                   min(rules.reveal_moves)], dtype=np.int32)
+                   # No reveal at all: every slot comes before "the first reveal".
+                   min(rules.reveal_moves, default=rules.max_moves + 1)], dtype=np.int32)
     reveal = np.zeros(rules.max_moves + 3, dtype=np.bool_)
     for slot in rules.reveal_moves:
         reveal[slot] = True
@@ -291,20 +292,34 @@ def apply_move(tb: Tables, st: Any, t1: int, d1: int, t2: int, d2: int, scratch:
             st[ST_OUT] = OUT_CAUGHT
             st[ST_CATCHER] = seat
             return
-    _advance(tb, st, seat + 1, seat == 0, scratch)
+    _advance(tb, st, seat + 1, scratch)
 
 
 @njit(cache=True)
-def _advance(tb: Tables, st: Any, first: int, after_mrx: bool, scratch: Any) -> None:
+def _advance(tb: Tables, st: Any, first: int, scratch: Any) -> None:
+    """The first detective from seat ``first`` on that can move; past the last one the
+    round ends (:func:`new_round`), as in :meth:`game.State._advance`."""
     for seat in range(first, st[ST_K] + 1):
         if _has_moves(tb, st, seat, scratch):
             st[ST_TO_MOVE] = seat
             return
-    if after_mrx:
-        st[ST_OUT] = OUT_STUCK  # Mister X wins when no detective can move.
-        return
+    new_round(tb, st, scratch)
+
+
+@njit(cache=True)
+def new_round(tb: Tables, st: Any, scratch: Any) -> None:
+    """Mister X to move, or the rule ending that prevents it: full log (survived), no
+    detective able to move (stuck), Mister X unable to move (cornered), in that order."""
     if st[ST_LOG] >= tb.rp[RP_MAX]:
         st[ST_OUT] = OUT_SURVIVED
+        return
+    stuck = True
+    for seat in range(1, st[ST_K] + 1):
+        if _has_moves(tb, st, seat, scratch):
+            stuck = False
+            break
+    if stuck:
+        st[ST_OUT] = OUT_STUCK  # Mister X wins when no detective can move.
         return
     st[ST_TO_MOVE] = 0
     if not _has_moves(tb, st, 0, scratch):

@@ -33,7 +33,7 @@ def describe(rules: Ruleset) -> dict[str, Any]:
         "detectives": f"{rules.detectives} ({span[0]}-{span[1]})",
         "detective tickets": _tickets(info["detective_tickets"]),
         "mrx tickets": _tickets(info["mrx_tickets"]),
-        "reveals": ",".join(map(str, sorted(rules.reveal_moves))),
+        "reveals": ",".join(map(str, sorted(rules.reveal_moves))) or "none",
         "length": str(rules.max_moves),
         "optional": _optional(rules),
         "source": rules.source,
