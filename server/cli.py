@@ -61,22 +61,28 @@ def _open_db(url: str) -> GameSink:
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option("--port", default=8765, show_default=True, help="Port (0 picks a free one).")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535),
+              help="Port (0 picks a free one).")
 @db_option
 @click.option("--token-file", type=click.Path(dir_okay=False),
               help='TOML file: [bots] name = "token", and optional admin_token.')
 @click.option("--bot-token", multiple=True, metavar="NAME=TOKEN", help="Require a bot token.")
 @click.option("--admin-token", help="Token for admin actions (needed off loopback).")
-@click.option("--move-time", default=10.0, show_default=True, help="Default seconds per move.")
-@click.option("--bank-time", default=0.0, show_default=True, help="Default bank seconds.")
-@click.option("--grace", default=10.0, show_default=True,
+@click.option("--move-time", default=10.0, show_default=True,
+              type=click.FloatRange(0, min_open=True), help="Default seconds per move.")
+@click.option("--bank-time", default=0.0, show_default=True, type=click.FloatRange(0),
+              help="Default bank seconds.")
+@click.option("--grace", default=10.0, show_default=True, type=click.FloatRange(0),
               help="Seconds a disconnected bot has to resume before it forfeits.")
 @click.option("--ready-file", type=click.Path(dir_okay=False),
               help="Write the server URL here once listening.")
 def serve(host: str, port: int, db_url: str, token_file: str | None,
           bot_token: tuple[str, ...], admin_token: str | None, move_time: float,
           bank_time: float, grace: float, ready_file: str | None) -> None:
-    """Run a match server until SIGINT/SIGTERM (running games are stored as aborted)."""
+    """Run a match server until SIGINT/SIGTERM (running games are stored as aborted).
+
+    Every option is checked, and the port bound, before the database is opened or created.
+    """
     bots, file_admin = load_token_file(token_file) if token_file else ({}, None)
     for pair in bot_token:
         name, sep, token = pair.partition("=")
@@ -89,16 +95,24 @@ def serve(host: str, port: int, db_url: str, token_file: str | None,
     config = ServerConfig(bot_tokens=bots, admin_token=admin,
                           admin_open=admin is None and is_loopback(host),
                           time_control=TimeControl(move_time, bank_time), grace_s=grace)
-    asyncio.run(_serve(config, _open_db(db_url), host, port, ready_file))
+    asyncio.run(_serve(config, db_url, host, port, ready_file))
 
 
-async def _serve(config: ServerConfig, sink: GameSink, host: str, port: int,
+async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
                  ready_file: str | None) -> None:
-    server = MatchServer(config, sink, host, port)
+    server = MatchServer(config, None, host, port)
     try:
         url = await server.start()
     except OSError as exc:
         raise ServerConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    try:
+        # Opened once the port is ours, so a server that cannot start creates no database;
+        # no game can finish before this (nothing awaited since start()).
+        sink: GameSink = _open_db(db_url)
+    except BaseException:
+        await server.stop()
+        raise
+    server.sink = sink
     if ready_file:
         tmp = Path(f"{ready_file}.tmp")
         tmp.write_text(url + "\n")

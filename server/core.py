@@ -243,8 +243,7 @@ class Core:
         if hello.role is Role.BOT and not self._bot_token_ok(hello):
             return self._refuse(conn, ErrorCode.BAD_TOKEN,
                                 f"bot {hello.name!r:.40} needs a valid token")
-        admin = self.config.admin_open or (
-            self.config.admin_token is not None and hello.token == self.config.admin_token)
+        admin = self.config.admin_open or _secret_matches(self.config.admin_token, hello.token)
         if hello.role is Role.ADMIN and not admin:
             return self._refuse(conn, ErrorCode.BAD_TOKEN, "admin actions need the admin token")
         instance = None if hello.instance is None else hello.instance[:64]
@@ -260,14 +259,11 @@ class Core:
         tokens = self.config.bot_tokens
         if not tokens:
             return True
-        expected = tokens.get(hello.name)
-        return expected is not None and hello.token is not None and secrets.compare_digest(
-            expected.encode(), hello.token.encode())
+        return _secret_matches(tokens.get(hello.name), hello.token)
 
     def _resume(self, conn: Connection, token: str, now: float) -> list[Output]:
         session = next((s for s in self.sessions.values()
-                        if secrets.compare_digest(s.resume_token.encode(), token.encode())),
-                       None)
+                        if _secret_matches(s.resume_token, token)), None)
         if session is None:
             return self._refuse(conn, ErrorCode.BAD_RESUME_TOKEN,
                                 "no session with that resume token (expired or unknown)")
@@ -434,3 +430,11 @@ class Core:
 
     def _refuse(self, conn: Connection, code: ErrorCode, text: str) -> list[Output]:
         return [Send(conn.id, Error(code, text, "hello")), Close(conn.id, text)]
+
+
+def _secret_matches(expected: str | None, given: str | None) -> bool:
+    """``given`` equals the secret ``expected``, compared in constant time (no timing leak
+    of how much of a token is right); ``False`` when either is missing."""
+    if expected is None or given is None:
+        return False
+    return secrets.compare_digest(expected.encode(), given.encode())

@@ -174,12 +174,19 @@ class Match:
     # ------------------------------------------------------------------ life cycle
 
     def start(self, now: float) -> Outputs:
-        """Send ``game_start`` to every side and the first ``your_turn``."""
+        """Send ``game_start`` to every side and the first ``your_turn``.
+
+        A start that the rules have already decided (no playable deal exists for the
+        ruleset) ends at once with its rule termination: no ``your_turn`` is sent, since
+        its ``legal`` list would be empty.
+        """
         self._started_at = now
         out: Outputs = []
         for session in self.sessions():
             out += self._game_starts(session)
         log.info("game %s started: %s", self.game_id, self._players())
+        if self.state.outcome is not None:
+            return out + self._finish(self.state.outcome, now, None, None)
         return out + self._begin_turn(now)
 
     def tick(self, now: float) -> Outputs:
@@ -321,6 +328,9 @@ class Match:
     # ------------------------------------------------------------------ turns
 
     def _begin_turn(self, now: float) -> Outputs:
+        # The engine gives every unfinished state a seat with a legal move, so a
+        # ``your_turn`` never carries an empty ``legal`` list.
+        assert self.state.outcome is None and self.state.legal_moves()
         self._turn_counter += 1
         seat = self.state.to_move
         deadline = now + self.spec.time_control.move_s + self.bank[seat]

@@ -55,7 +55,8 @@ def tournament() -> None:
               default=Format.ROUND_ROBIN.value, show_default=True)
 @click.option("--pairs", default=10, show_default=True,
               help="Role-swapped pairs per pairing (2 games each).")
-@click.option("--concurrency", default=2, show_default=True, help="Games played at once.")
+@click.option("--concurrency", default=2, show_default=True, type=click.IntRange(min=1),
+              help="Games played at once.")
 @click.option("--move-time", default=10.0, show_default=True, help="Seconds per move.")
 @click.option("--bank-time", default=0.0, show_default=True, help="Bank seconds per seat.")
 @click.option("--seed", default=0, show_default=True, help="Tournament seed.")
@@ -99,7 +100,8 @@ def run(rules: str, bots: str, fmt: str, pairs: int, concurrency: int, move_time
 
 @tournament.command("resume")
 @click.argument("tournament_id")
-@click.option("--concurrency", default=2, show_default=True, help="Games played at once.")
+@click.option("--concurrency", default=2, show_default=True, type=click.IntRange(min=1),
+              help="Games played at once.")
 @click.option("--server", "server_url", help="Use a running server.")
 @click.option("--admin-token", help="Admin token of that server.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")

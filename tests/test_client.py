@@ -141,3 +141,26 @@ def test_yard_match_without_server_starts_everything_itself(tmp_path: Path) -> N
     stored = Database.connect(db_url)
     assert stored.load_game(result["game"]).mrx_player == "random"
     stored.close()
+
+
+def test_serve_checks_options_before_creating_the_database(tmp_path: Path) -> None:
+    import socket
+
+    path = tmp_path / "yard.db"
+    db = f"sqlite:///{path}"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = str(taken.getsockname()[1])
+        cases = [(["--port", "-1"], "'--port': -1 is not in the range 0<=x<=65535"),
+                 (["--port", "70000"], "'--port'"),
+                 (["--port", "0", "--move-time", "0"], "'--move-time'"),
+                 (["--port", "0", "--grace", "-1"], "'--grace'"),
+                 (["--port", busy], "cannot listen on 127.0.0.1:" + busy)]
+        for args, message in cases:
+            done = subprocess.run(yard_argv("serve", *args, "--db", db), capture_output=True,
+                                  text=True, timeout=60 * SCALE)
+            assert done.returncode == 2, (args, done.stderr)
+            lines = done.stderr.strip().splitlines()
+            assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
+            assert not path.exists(), args

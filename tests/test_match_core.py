@@ -322,3 +322,59 @@ def test_reported_effort_and_the_servers_time_are_recorded_per_move() -> None:
     assert (first.playouts, first.nodes, first.depth) == (900, None, None)
     assert (second.playouts, second.nodes, second.depth) == (None, 42, 3)
     assert abs(first.time_used - 0.75) < 1e-9 and abs(second.time_used - 0.25) < 1e-9
+
+
+def _idle_rules() -> dict[str, object]:
+    """grid5 with detectives holding no ticket at all: every deal is already over."""
+    from game import load_ruleset
+
+    return {**load_ruleset("grid5").definition(), "name": "idle",
+            "detective_tickets": {"taxi": 0}}
+
+
+def test_start_already_decided_ends_at_once_with_its_rule_ending() -> None:
+    h, x, d, admin = setup()
+    game = h.start(admin, "runner", ["hunter"], rules=_idle_rules(), seed=4)  # type: ignore
+    (finished,) = h.finished
+    assert finished.notify == admin
+    result = finished.result
+    assert (result.game, result.winner, result.termination, result.moves) == (
+        game, Winner.MRX, Termination.DETECTIVES_STUCK, 0)
+    for conn in (x, d):
+        assert not h.of(conn, YourTurn)
+        kinds = [m.TYPE for m in h.inbox[conn]]
+        assert kinds[-1] == "game_over" and "game_start" in kinds
+        assert h.last(conn, GameOver).termination is Termination.DETECTIVES_STUCK
+    record = finished.record
+    assert record.outcome.termination is Termination.DETECTIVES_STUCK
+    assert record.turns == [] and record.moves == 0 and game not in h.core.matches
+
+
+def test_no_your_turn_ever_has_an_empty_legal_list() -> None:
+    # grid5 with 4 detectives deals many cornered starts when not redrawn; seed 106865 was
+    # one with 2 detectives (Mister X in a corner, both neighbours taken).
+    h, x, d, admin = setup()
+    rng = random.Random(8)
+    seeds = [106865, *range(60)]
+    for i, seed in enumerate(seeds):
+        game = h.start(admin, "runner", ["hunter"], seed=seed,
+                       n_detectives=4 if i % 2 else 2)
+        finished = h.play_out([x, d], game, rng)
+        assert finished.record.outcome.termination in (
+            Termination.CAUGHT, Termination.SURVIVED, Termination.CORNERED,
+            Termination.DETECTIVES_STUCK)
+    turns = h.of(x, YourTurn) + h.of(d, YourTurn)
+    assert turns and all(t.legal for t in turns)
+    assert len(h.finished) == len(seeds)
+
+
+def test_odd_tokens_are_refused_without_errors() -> None:
+    h = Harness(ServerConfig(admin_token="adm", admin_open=False,
+                             bot_tokens={"runner": "s3cret"}))
+    for token in ("Ünïcode", "", "adm" * 50):
+        refused = h.connect("admin", Role.ADMIN, token=token)
+        assert errors(h, refused) == [ErrorCode.BAD_TOKEN]
+        bot = h.connect("runner", token=token)
+        assert errors(h, bot) == [ErrorCode.BAD_TOKEN]
+    back = h.connect("runner", token="s3cret", resume="Ünïcode")
+    assert errors(h, back) == [ErrorCode.BAD_RESUME_TOKEN]

@@ -234,3 +234,29 @@ async def test_one_bot_playing_many_games_at_once_is_never_rate_limited(db: Data
             task.cancel()
     finally:
         await srv.stop()
+
+
+async def test_start_already_decided_is_stored_with_its_rule_ending(
+        server: MatchServer, db: Database) -> None:
+    from game import Winner, load_ruleset
+
+    idle = {**load_ruleset("grid5").definition(), "name": "idle",
+            "detective_tickets": {"taxi": 0}}  # no detective can ever move
+    tasks = await start_bots(server.url, "random", "greedy")
+    async with AdminClient(server.url) as admin:
+        game = await admin.start_match(StartMatch(idle, "random", ["greedy"], seed=1))
+        result = await admin.result(game, 30 * SCALE)
+        # The bots were not broken by a game without turns: the next one is played.
+        after = await admin.start_match(StartMatch("grid5", "greedy", ["random"], seed=106865))
+        later = await admin.result(after, 60 * SCALE)
+    assert (result.winner, result.termination, result.moves) == (
+        Winner.MRX, Termination.DETECTIVES_STUCK, 0)
+    record = db.load_game(game)
+    assert record.outcome.termination is Termination.DETECTIVES_STUCK
+    assert record.turns == [] and record.ruleset == "idle"
+    sent = [m["type"] for seat in record.transcripts.values() for m in seat]
+    assert "game_start" in sent and "game_over" in sent and "your_turn" not in sent
+    assert later.termination in RULE_ENDINGS and later.moves > 0
+    for task in tasks:
+        assert not task.done()
+        task.cancel()

@@ -249,3 +249,16 @@ def test_killed_runner_resumes_and_plays_every_game_exactly_once(tmp_path: Path)
               if r.termination is not Termination.ABORTED]
     assert sorted(played) == sorted(e.schedule_id or 0 for e in db.scheduled(tid))
     assert len(played) == len(set(played)) == 30
+
+
+def test_concurrency_is_checked_before_anything_is_stored(tmp_path: Path) -> None:
+    url = db_url(tmp_path)
+    done = yard("tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
+                "--concurrency", "0", "--db", url)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "'--concurrency': 0 is not in the range x>=1" in lines[0]
+    assert not Path(url.removeprefix("sqlite:///")).exists()
+    done = yard("tournament", "resume", "t1", "--concurrency", "0", "--db", url)
+    assert done.returncode == 2 and "'--concurrency'" in done.stderr
+    assert not Path(url.removeprefix("sqlite:///")).exists()

@@ -1,7 +1,8 @@
 """The ``yard`` command. Subcommands are imported lazily so ``yard rules`` never loads torch.
 
 Each entry of :data:`COMMANDS` maps a subcommand name to ``module:attribute`` of a click
-command or group. User mistakes (a :class:`game.YardError`) print one clear line and exit 2.
+command or group. User mistakes (a :class:`game.YardError`, or a bad option caught by
+click) print one clear line and exit 2.
 """
 
 from __future__ import annotations
@@ -76,6 +77,11 @@ def main(argv: list[str] | None = None) -> Any:
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)
+    except click.UsageError as exc:
+        # One line, like every other user mistake (click's default adds a usage block).
+        path = exc.ctx.command_path if exc.ctx is not None else "yard"
+        click.echo(f"error: {exc.format_message()} (see '{path} --help')", err=True)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
