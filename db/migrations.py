@@ -143,9 +143,15 @@ def _v2(conn: Connection) -> None:
     _add_column(conn, "game_seats", "instance", sa.String(64))
 
 
+def _v3(conn: Connection) -> None:
+    """``tournaments.state``: JSON the runner writes while it plays (an SPRT's state)."""
+    _add_column(conn, "tournaments", "state", sa.JSON())
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     (1, "initial schema: bots, tournaments, schedule, games, seats, turns, records", _v1),
     (2, "turns: reported search effort (playouts, nodes, depth); game_seats: instance", _v2),
+    (3, "tournaments.state: runner state such as an SPRT decision", _v3),
 )
 LATEST = MIGRATIONS[-1][0]
 

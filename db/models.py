@@ -1,10 +1,11 @@
 """SQLAlchemy 2 typed ORM models: the *latest* schema (see :mod:`db.migrations`).
 
-Tables: ``bots`` (name, version), ``tournaments`` (spec as JSON), ``scheduled_games`` (a
-tournament's whole schedule), ``games`` (one finished game: ruleset, seed, start position,
-result, players, timing), ``game_seats`` (who played each seat, and which process),
-``turns`` (every refereed turn with its time, fault code and reported search effort) and
-``game_records`` (the full record, truth plus per-seat transcripts, as JSON, for replays).
+Tables: ``bots`` (name, version), ``tournaments`` (spec and runner state as JSON),
+``scheduled_games`` (a tournament's whole schedule), ``games`` (one finished game: ruleset,
+seed, start position, result, players, timing), ``game_seats`` (who played each seat, and
+which process), ``turns`` (every refereed turn with its time, fault code and reported search
+effort) and ``game_records`` (the full record, truth plus per-seat transcripts, as JSON, for
+replays).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class TournamentRow(Base):
     rules: Mapped[str | None] = mapped_column(sa.String(200))
     format: Mapped[str | None] = mapped_column(sa.String(50))
     spec: Mapped[dict[str, Any]] = mapped_column(sa.JSON)
+    #: What the runner records while it plays, e.g. ``{"sprt": {...}, "finished": true}``.
+    state: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON, nullable=True)
 
 
 class ScheduledGameRow(Base):

@@ -168,11 +168,16 @@ class TournamentInfo:
     created_at: datetime
     scheduled: int = 0
     played: int = 0
+    #: What the runner recorded (``sprt``: the test's last state; ``finished``: the
+    #: runner ended the tournament early, e.g. on an SPRT decision).
+    state: dict[str, Any] = field(default_factory=dict)
 
     @property
     def finished(self) -> bool:
-        """True when a schedule exists and every entry has a stored game."""
-        return self.scheduled > 0 and self.played >= self.scheduled
+        """True when a schedule exists and every entry has a stored game, or when the
+        runner marked the tournament finished early (a decided SPRT)."""
+        return bool(self.state.get("finished")) or (
+            self.scheduled > 0 and self.played >= self.scheduled)
 
 
 @dataclass

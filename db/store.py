@@ -335,7 +335,23 @@ class Database:
         played = session.scalar(sa.select(sa.func.count()).select_from(GameRow)
                                 .join(ScheduledGameRow, GameRow.schedule_id == ScheduledGameRow.id)
                                 .where(ScheduledGameRow.tournament_id == row.id)) or 0
-        return TournamentInfo(row.id, dict(row.spec), _aware(row.created_at), total, played)
+        return TournamentInfo(row.id, dict(row.spec), _aware(row.created_at), total, played,
+                              dict(row.state or {}))
+
+    def update_tournament_state(self, tournament_id: str, **values: Any) -> dict[str, Any]:
+        """Merge ``values`` (JSON-ready) into a tournament's runner state; returns the new
+        state. :class:`TournamentError` if the tournament is unknown."""
+        try:
+            values = json.loads(json.dumps(values, allow_nan=False))
+        except (TypeError, ValueError) as exc:
+            raise TournamentError(f"tournament state is not JSON-ready: {exc}") from None
+        with self._write("update tournament state") as session:
+            row = session.get(TournamentRow, tournament_id)
+            if row is None:
+                raise TournamentError(f"no tournament {tournament_id!r} in database "
+                                      f"{self.url}")
+            row.state = {**(row.state or {}), **values}
+            return dict(row.state)
 
     def schedule(self, tournament_id: str, games: Sequence[PlannedGame]) -> list[ScheduledGame]:
         """Store a tournament's whole schedule at once (before its first game); returns the

@@ -290,6 +290,23 @@ def test_tournament_errors(database: Database) -> None:
     assert [t.tournament_id for t in database.list_tournaments()] == ["cup"]
 
 
+def test_tournament_state_is_merged_and_read_back(database: Database) -> None:
+    tid = database.create_tournament({"rules": "grid5"}, tournament_id="sprt-cup")
+    assert database.get_tournament(tid).state == {}
+    assert not database.get_tournament(tid).finished
+    database.update_tournament_state(tid, sprt={"llr": 1.5, "decision": "continue"})
+    state = database.update_tournament_state(tid, finished=True)
+    assert state == {"sprt": {"llr": 1.5, "decision": "continue"}, "finished": True}
+    info = database.get_tournament(tid)
+    assert info.state == state and info.finished  # finished early, nothing scheduled
+    assert database.list_tournaments()[0].state == state
+    with pytest.raises(TournamentError, match="no tournament"):
+        database.update_tournament_state("nope", finished=True)
+    with pytest.raises(TournamentError, match="not JSON-ready"):
+        database.update_tournament_state(tid, llr=float("inf"))
+    assert database.get_tournament(tid).state == state
+
+
 # ------------------------------------------------------------ schema and engine
 
 
@@ -303,6 +320,27 @@ def test_schema_is_migrated_once_and_matches_the_models(database_url: str) -> No
             columns = {c["name"] for c in inspector.get_columns(table.name)}
             assert columns == set(table.columns.keys()), table.name
     assert versions == list(range(1, LATEST + 1))
+    store.close()
+
+
+def test_a_version_1_database_gains_the_tournament_state(
+        database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from db import migrations
+
+    with monkeypatch.context() as patch:
+        patch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
+        patch.setattr(migrations, "LATEST", 1)
+        old = Database.connect(database_url)
+        with old._writer.begin() as conn:
+            assert "state" not in {c["name"] for c in sa.inspect(conn).get_columns(
+                "tournaments")}
+            conn.execute(sa.text("INSERT INTO tournaments (id, created_at, spec) "
+                                 "VALUES ('old', :t, '{}')"), {"t": T0})
+        old.close()
+    store = Database.connect(database_url)
+    assert store.get_tournament("old").state == {}
+    store.update_tournament_state("old", finished=True)
+    assert store.get_tournament("old").finished
     store.close()
 
 
