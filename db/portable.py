@@ -3,11 +3,12 @@ and without any ruleset or map file (``yard export --what records``, ``yard impo
 ``yard replay --json``). The format is documented in ``docs/records.md``.
 
 A record holds the full ruleset definition (custom maps embedded; built-in boards by name
-with a content hash), the seed, the start position, every turn (seat, move, time used,
-fault), Mister X's true path, the result, the players and, for tournament games, the
-tournament and its schedule entry. Reading a record (:func:`from_portable`) checks it
-completely: the ruleset and board, then every move replayed by the engine, Mister X's path
-and the result (:func:`db.replay.check_record`).
+with a content hash), the seed, the start position, every turn (seat, move, time used as
+the server measured it, fault, search effort the bot reported), Mister X's true path, the
+result, the players and, for tournament games, the tournament and its schedule entry.
+Reading a record (:func:`from_portable`) checks it completely: the ruleset and board, then
+every move replayed by the engine, Mister X's path and the result
+(:func:`db.replay.check_record`).
 
 No SQLAlchemy here: the database side is :meth:`db.store.Database.import_games`.
 
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from db.codec import EFFORT_KEYS
 from db.errors import RecordError, ReplayError
 from db.records import GameRecord, ScheduledGame, SeatRecord, TournamentInfo, TurnRecord
 from db.replay import check_record, replay_game
@@ -48,6 +50,8 @@ MAX_BOT_NAME = 200
 MAX_BOT_VERSION = 100
 MAX_MOVE = 40
 MAX_FAULT = 40
+MAX_INSTANCE = 64
+EFFORT_LIMIT = 2**63
 MAX_LINE = 16 * 1024 * 1024
 
 
@@ -82,8 +86,7 @@ def to_portable(record: GameRecord, tournament: TournamentInfo | None = None,
         "board": {"name": rules.board.name, "sha256": board_digest(rules.board)},
         "seed": record.seed,
         "start": record.start_position,
-        "players": [{"seat": seat_name(s.seat), "bot": s.bot_name, "version": s.bot_version}
-                    for s in sorted(record.seats, key=lambda s: s.seat)],
+        "players": [_player(s) for s in sorted(record.seats, key=lambda s: s.seat)],
         "first_turn": first,
         "moves": [_move(t, first + i) for i, t in enumerate(record.turns)],
         "mrx_path": list(record.mrx_path),
@@ -122,8 +125,19 @@ def _move(turn: TurnRecord, expected_index: int) -> dict[str, Any]:
         data["fault"] = turn.fault
     if turn.detail is not None:
         data["detail"] = turn.detail
+    for key in EFFORT_KEYS:
+        if (value := getattr(turn, key)) is not None:
+            data[key] = value
     if turn.index != expected_index:
         data["index"] = turn.index
+    return data
+
+
+def _player(seat: SeatRecord) -> dict[str, Any]:
+    data: dict[str, Any] = {"seat": seat_name(seat.seat), "bot": seat.bot_name,
+                            "version": seat.bot_version}
+    if seat.instance is not None:
+        data["instance"] = seat.instance
     return data
 
 
@@ -216,7 +230,8 @@ def _seats(data: dict[str, Any]) -> list[SeatRecord]:
         name = _str(raw, "bot", MAX_BOT_NAME, where)
         if not name:
             raise RecordError(f"{where}.bot must not be empty")
-        seats.append(SeatRecord(seat, name, _str(raw, "version", MAX_BOT_VERSION, where)))
+        seats.append(SeatRecord(seat, name, _str(raw, "version", MAX_BOT_VERSION, where),
+                                _opt_str(raw, "instance", MAX_INSTANCE, where)))
     if len({s.seat for s in seats}) != len(seats):
         raise RecordError("players name a seat twice")
     return seats
@@ -242,9 +257,10 @@ def _turns(data: dict[str, Any]) -> list[TurnRecord]:
         index = raw.get("index", first + i)
         if not isinstance(index, int) or isinstance(index, bool):
             raise RecordError(f"{where}.index must be an integer")
+        effort = {key: _effort(raw, key, where) for key in EFFORT_KEYS}
         turns.append(TurnRecord(index, _seat(raw.get("seat"), where), move,
                                 float(time_used), fault,
-                                _opt_str(raw, "detail", 100_000, where)))
+                                _opt_str(raw, "detail", 100_000, where), **effort))
     if len({t.index for t in turns}) != len(turns):
         raise RecordError("two moves have the same index")
     return turns
@@ -355,6 +371,14 @@ def _int_list(data: dict[str, Any], key: str) -> list[int]:
     value = _list(data, key)
     if not value or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
         raise RecordError(f"{key} must be a non-empty list of station numbers")
+    return value
+
+
+def _effort(data: dict[str, Any], key: str, where: str) -> int | None:
+    value = data.get(key)
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                              or not 0 <= value < EFFORT_LIMIT):
+        raise RecordError(f"{where}.{key} must be an integer in 0..2**63-1, or absent")
     return value
 
 

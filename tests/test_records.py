@@ -67,7 +67,8 @@ class Scripted:
     @classmethod
     async def open(cls, url: str, name: str, illegal_at: int, stall_at: int) -> Scripted:
         ws = await connect(url, proxy=None, max_size=2**22)
-        await ws.send(json.dumps({"type": "hello", "protocol": 1, "name": name}))
+        await ws.send(json.dumps({"type": "hello", "protocol": 1, "name": name,
+                                  "instance": f"{name}-1"}))
         while json.loads(await ws.recv())["type"] != "welcome":
             pass
         return cls(ws, illegal_at, stall_at)
@@ -84,7 +85,7 @@ class Scripted:
             if answered >= self.stall_at:
                 continue
             base = {"type": "move", "game": msg["game"], "turn": msg["turn"],
-                    "seat": msg["seat"]}
+                    "seat": msg["seat"], "effort": {"playouts": 1000 + answered, "depth": 2}}
             if answered == self.illegal_at:
                 await self.ws.send(json.dumps({**base, "move": "taxi:999"}))
             await self.ws.send(json.dumps({**base, "move": msg["legal"][0]}))
@@ -197,6 +198,8 @@ def test_the_games_cover_doubles_secrets_faults_and_forfeits(
     stalls = records["detective-stalls"]
     assert stalls.outcome.termination is Termination.TIMEOUT and stalls.outcome.seat == 2
     assert any(t.fault == "illegal_move" and t.move for t in stalls.turns)
+    assert [t.playouts for t in stalls.turns if t.seat != 0 and t.move][:2] == [1001, 1002]
+    assert {s.instance for s in stalls.seats if s.seat != 0} == {"staller-1"}
     assert records["mrx-times-out"].turns[-1].fault == "timeout"
     assert {t.fault for t in records["random-on-timeout"].turns if t.seat == 0} == \
         {"random_move_on_timeout"}
@@ -219,8 +222,10 @@ def test_export_import_replay_gives_identical_states(
             assert len(before.steps) == len(after.steps) == len(original.turns)
             assert [state_facts(s) for s in before.states()] == \
                 [state_facts(s) for s in after.states()]
-            assert [(t.seat, t.move, t.fault, t.detail) for t in imported.turns] == \
-                [(t.seat, t.move, t.fault, t.detail) for t in original.turns]
+            assert [(t.index, t.seat, t.move, t.fault, t.detail, t.playouts, t.nodes, t.depth)
+                    for t in imported.turns] == \
+                [(t.index, t.seat, t.move, t.fault, t.detail, t.playouts, t.nodes, t.depth)
+                 for t in original.turns]
             assert [t.time_used for t in imported.turns] == \
                 pytest.approx([t.time_used for t in original.turns], abs=1e-4)
             assert (imported.outcome, imported.mrx_path, imported.seed, imported.seats,
@@ -287,6 +292,8 @@ def bad_lines(line: dict[str, Any]) -> dict[str, tuple[str, str]]:
     illegal[1]["move"] = "taxi:1" if illegal[1]["move"] != "taxi:1" else "taxi:2"
     out_of_turn = [dict(m) for m in turns]
     out_of_turn[0]["seat"] = "d1"
+    negative = [dict(m) for m in turns]
+    negative[0]["playouts"] = -5
     variants: dict[str, tuple[dict[str, Any] | str, str]] = {
         "illegal": ({**line, "moves": illegal}, "(d1): move taxi:"),
         "out of turn": ({**line, "moves": out_of_turn}, "it is mrx's turn"),
@@ -298,6 +305,7 @@ def bad_lines(line: dict[str, Any]) -> dict[str, tuple[str, str]]:
         "version": ({**line, "version": 99}, "record version 99 is newer"),
         "missing": ({k: v for k, v in line.items() if k != "start"}, "missing field start"),
         "seat": ({**line, "players": line["players"][:-1]}, "seats"),
+        "effort": ({**line, "moves": negative}, "moves[0].playouts must be an integer"),
         "json": ("{not json", "not valid JSON"),
     }
     return {name: (data if isinstance(data, str) else json.dumps(data), message)
