@@ -398,3 +398,48 @@ def test_a_seeded_start_replays_from_the_record_alone() -> None:
     data = to_portable(record)
     assert data["seed"] == 9 and data["start"] == record.start_position
     assert replay_game(from_portable(data).record).final.positions[0] == move.to
+
+
+def test_a_custom_map_ruleset_file_is_embedded_and_replays_without_it(tmp_path: Path) -> None:
+    (tmp_path / "ring8.json").write_text(json.dumps(CUSTOM_MAP))
+    toml = tmp_path / "ring.toml"
+    toml.write_text('extends = "classic"\nname = "ring"\nboard = "ring8.json"\n'
+                    "max_detectives = 2\ndetectives = 2\n")
+    rules = load_ruleset(str(toml))
+    assert rules.definition()["board"]["edges"]["ferry"] == [[2, 6]]
+    assert load_ruleset("classic").definition()["board"] == "london"
+    start = new_game(rules, seed=1)
+    record = record_from_moves("ring-game", start, [(0, start.legal_moves()[0])],
+                               {0: "a", 1: "b"}, seed=1)
+    (tmp_path / "ring8.json").unlink()
+    game = from_portable(json.loads(json.dumps(to_portable(record))))
+    assert board_digest(replay_game(game.record).start.rules.board) == board_digest(rules.board)
+
+
+def test_an_unrebuildable_stored_game_is_a_clear_export_error(tmp_path: Path) -> None:
+    start = new_game("grid5", seed=1)
+    record = record_from_moves("old", start, [], {0: "a", 1: "b"}, seed=1)
+    record.ruleset_definition = {**record.ruleset_definition, "board": "lost-map"}
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    with Database.connect(url) as store:
+        store.save_game(record)
+    done = yard("export", "--db", url, "--what", "records")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: game old: cannot rebuild its ruleset")
+    assert done.stderr.count("\n") == 1
+
+
+def test_a_conflicting_schedule_entry_stores_nothing(
+        played: tuple[Path, dict[str, str]], exported: Path, tmp_path: Path) -> None:
+    _, games = played
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    with Database.connect(f"sqlite:///{played[0] / 'a.db'}") as a:
+        tid = original_tournament(a, games)
+    with Database.connect(url) as store:
+        store.create_tournament({"rules": "classic"}, tournament_id=tid)
+        store.schedule(tid, [ScheduledGame(0, 0, "someone", "else", 99)])
+    done = yard("import", str(exported), "--db", url)
+    assert done.returncode == 2
+    assert "schedule entry 0 of tournament" in done.stderr and "differs" in done.stderr
+    with Database.connect(url) as store:
+        assert store.list_games() == []
