@@ -179,7 +179,7 @@ class State:
         """Legal moves of the seat to move (empty once the game is over), as an immutable
         tuple shared by every caller (cached)."""
         if self._legal is None:
-            self._legal = () if self.outcome else _moves_for(self, self.to_move)
+            self._legal = () if self.outcome else tuple(_moves_for(self, self.to_move))
         return self._legal
 
     def is_legal(self, move: Move) -> bool:
@@ -189,7 +189,7 @@ class State:
     def moves_for(self, seat: int) -> list[Move]:
         """Moves ``seat`` could make if it were its turn now (ignores whose turn it is);
         a fresh list."""
-        return list(_moves_for(self, seat))
+        return _moves_for(self, seat)
 
     # ----------------------------------------------------------------- applying moves
 
@@ -249,7 +249,7 @@ class State:
             moves = _moves_for(self, seat)
             if moves:
                 self.to_move = seat
-                self._legal = moves
+                self._legal = tuple(moves)
                 return
         self._new_round()
 
@@ -260,7 +260,10 @@ class State:
         if len(self.log) >= self.rules.max_moves:
             self._finish(Outcome(Winner.MRX, Termination.SURVIVED))
             return
-        if not any(_moves_for(self, seat) for seat in range(1, len(self.positions))):
+        for seat in range(1, len(self.positions)):
+            if _detective_can_move(self, seat):
+                break
+        else:
             # Mister X's move cannot free a detective (it changes neither their tickets
             # nor the stations that block them), so the round could only end stuck.
             self._finish(Outcome(Winner.MRX, Termination.DETECTIVES_STUCK))
@@ -271,7 +274,7 @@ class State:
             # Judged when his turn comes: tickets just handed to him count.
             self._finish(Outcome(Winner.DETECTIVES, Termination.CORNERED))
             return
-        self._legal = moves
+        self._legal = tuple(moves)
 
     def _settle(self) -> None:
         """Apply the rule endings to a freshly set-up state whose ``to_move`` is given: a
@@ -281,7 +284,7 @@ class State:
             return
         moves = _moves_for(self, self.to_move)
         if moves:
-            self._legal = moves
+            self._legal = tuple(moves)
         else:
             self._advance(self.to_move + 1)
 
@@ -333,7 +336,7 @@ class State:
         return f"State({to_text(self)!r})"
 
 
-def _moves_for(state: State, seat: int) -> tuple[Move, ...]:
+def _moves_for(state: State, seat: int) -> list[Move]:
     rules = state.rules
     tables = state.tables
     positions = state.positions
@@ -341,18 +344,37 @@ def _moves_for(state: State, seat: int) -> tuple[Move, ...]:
     if seat == MRX:
         blocked = positions[1:]
         if rules.mrx_tickets is None:
-            return tuple([m for t in (0, 1, 2) for m in tables.by_ticket[t][here]
-                          if m.to not in blocked])
+            return [m for t in (0, 1, 2) for m in tables.by_ticket[t][here]
+                    if m.to not in blocked]
         return _mrx_ticket_moves(state, here, blocked)
     others = positions[1:seat] + positions[seat + 1:]
     if rules.detective_tickets is None:
-        return tuple([m for m in tables.free_detective[here] if m.to not in others])
+        return [m for m in tables.free_detective[here] if m.to not in others]
     own = state.tickets[seat]
-    return tuple([m for t in (0, 1, 2) if own[t] for m in tables.by_ticket[t][here]
-                  if m.to not in others])
+    return [m for t in (0, 1, 2) if own[t] for m in tables.by_ticket[t][here]
+            if m.to not in others]
 
 
-def _mrx_ticket_moves(state: State, here: int, blocked: tuple[int, ...]) -> tuple[Move, ...]:
+def _detective_can_move(state: State, seat: int) -> bool:
+    """``bool(_moves_for(state, seat))`` for a detective, stopping at the first move."""
+    here = state.positions[seat]
+    others = state.positions[1:seat] + state.positions[seat + 1:]
+    tables = state.tables
+    if state.rules.detective_tickets is None:
+        for m in tables.free_detective[here]:  # noqa: SIM110 (a loop is faster here)
+            if m.to not in others:
+                return True
+        return False
+    own = state.tickets[seat]
+    for t in (0, 1, 2):
+        if own[t]:
+            for m in tables.by_ticket[t][here]:
+                if m.to not in others:
+                    return True
+    return False
+
+
+def _mrx_ticket_moves(state: State, here: int, blocked: tuple[int, ...]) -> list[Move]:
     tables = state.tables
     own = state.tickets[0]
     singles = [m for t in (0, 1, 2) if own[t] for m in tables.by_ticket[t][here]
@@ -361,7 +383,7 @@ def _mrx_ticket_moves(state: State, here: int, blocked: tuple[int, ...]) -> tupl
         singles += [m for m in tables.secret[here] if m.to not in blocked]
     rules = state.rules
     if not (own[DOUBLE] and rules.double_moves and len(state.log) + 2 <= rules.max_moves):
-        return tuple(singles)
+        return singles
     moves = list(singles)
     for first in singles:
         left = list(own)
@@ -370,7 +392,7 @@ def _mrx_ticket_moves(state: State, here: int, blocked: tuple[int, ...]) -> tupl
         for t in (0, 1, 2, SECRET):
             if left[t]:
                 moves += [m for m in after[t] if m.to2 not in blocked]
-    return tuple(moves)
+    return moves
 
 
 MAX_DEALS = 100
