@@ -21,11 +21,13 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Protocol
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed, PayloadTooBig
+from websockets.http11 import Request, Response
 
 from db.records import GameRecord
 from protocol import ErrorCode, encode
@@ -77,11 +79,15 @@ class MatchServer:
         self._timer: asyncio.Task[None] | None = None
         self._saves: set[asyncio.Task[None]] = set()
         self.games_saved = 0
+        #: Answers plain HTTP requests on the same port (``server.web.http.WebApp``).
+        self.process_request: Callable[[ServerConnection, Request],
+                                       Awaitable[Response | None]] | None = None
 
     async def start(self) -> str:
         """Start listening; returns ``ws://HOST:PORT`` with the real port."""
         self._server = await serve(self._handle, self.host, self.port, compression=None,
-                                   max_size=self.core.config.max_size * FRAME_SLACK)
+                                   max_size=self.core.config.max_size * FRAME_SLACK,
+                                   process_request=self.process_request)
         port = self._server.sockets[0].getsockname()[1] if self._server.sockets else self.port
         self.url = f"ws://{self.host}:{port}"
         self._timer = asyncio.create_task(self._run_timer())

@@ -100,10 +100,15 @@ def serve(host: str, port: int, db_url: str, token_file: str | None,
 
 async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
                  ready_file: str | None) -> None:
+    from server.web.http import WebApp, web_url
+
     server = MatchServer(config, None, host, port)
+    web = WebApp(db_url, live=server.core, lazy=True)  # the database is opened below
+    server.process_request = web.process_request
     try:
         url = await server.start()
     except OSError as exc:
+        web.close()
         raise ServerConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     try:
         # Opened once the port is ours, so a server that cannot start creates no database;
@@ -118,6 +123,7 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
         tmp.write_text(url + "\n")
         os.replace(tmp, ready_file)
     click.echo(f"listening on {url}")
+    click.echo(f"web pages at {web_url(url)}")
     sys.stdout.flush()
     if not config.admin_open and config.admin_token is None:
         click.echo("warning: no --admin-token off loopback: admin actions are disabled",
@@ -128,6 +134,7 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await server.stop()
+    web.close()
     close = getattr(sink, "close", None)
     if callable(close):
         close()

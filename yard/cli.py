@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "play": "yard.commands.play:play",
     "bench": "yard.commands.bench:bench",
     "serve": "server.cli:serve",
+    "web": "server.web.cli:web",
     "match": "server.cli:match",
     "bot": "bots.cli:bot",
     "bots": "bots.cli:list_bots",

@@ -1,0 +1,301 @@
+// The yard pages: a hash router over the read-only JSON API.
+import { api, ci, fmt, h, mount, pct, when } from "./dom.js";
+import { showLive, showReplay, stopViewer } from "./viewer.js";
+
+const main = document.getElementById("main");
+let refresh = null;
+
+function every(ms, fn) {
+  refresh = setInterval(fn, ms);
+}
+
+function link(text, hash) {
+  return h("a", { href: hash }, text);
+}
+
+function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined && v !== "") q.set(k, v);
+  const text = q.toString();
+  return text ? `?${text}` : "";
+}
+
+// ---------------------------------------------------------------------- leaderboard
+
+function leaderboardTable(board) {
+  const rows = board.rows.map((r) => h("tr", { "data-player": r.player },
+    h("td", { class: "num" }, String(r.rank)),
+    h("td", { class: "player" }, link(r.player, `#/games${query({ player: r.player, rules: board.ruleset })}`)),
+    h("td", { class: "num elo" }, fmt(r.elo)),
+    h("td", { class: "num" }, ci(r.ci95)),
+    h("td", { class: "num" }, fmt(r.elo_mrx)),
+    h("td", { class: "num" }, ci(r.ci95_mrx)),
+    h("td", { class: "num" }, fmt(r.elo_detectives)),
+    h("td", { class: "num" }, ci(r.ci95_detectives)),
+    h("td", { class: "num" }, String(r.games)),
+    h("td", { class: "num" }, `${r.mrx_wins}/${r.mrx_games}`),
+    h("td", { class: "num" }, `${r.detective_wins}/${r.detective_games}`),
+    h("td", { class: "num" }, pct(r.superiority_next))));
+  return h("table", { class: "leaderboard", "data-ruleset": board.ruleset },
+    h("thead", {}, h("tr", {}, ["#", "player", "Elo", "95% CI", "Elo as X", "95% CI",
+      "Elo as detectives", "95% CI", "games", "X wins", "det. wins", "LOS next"]
+      .map((t) => h("th", {}, t)))),
+    h("tbody", {}, rows));
+}
+
+function heat(rate) {
+  // Detectives' win rate: 0 red (Mister X wins), 0.5 pale, 1 blue (detectives win).
+  const hue = rate < 0.5 ? 5 : 215;
+  const strength = Math.abs(rate - 0.5) * 2;
+  return `hsl(${hue}, 70%, ${Math.round(96 - 40 * strength)}%)`;
+}
+
+function matrixTable(matrix) {
+  const head = h("tr", {}, h("th", {}, "detectives ↓ / Mister X →"),
+    matrix.columns.map((c) => h("th", {}, c)));
+  const body = matrix.rows.map((r, i) => h("tr", {}, h("th", {}, r),
+    matrix.cells[i].map((cell) => {
+      if (!cell.games) return h("td", { class: "cell empty" }, "–");
+      const title = `${cell.detectives} hunting ${cell.mrx}: detectives won ` +
+        `${cell.detective_wins}/${cell.games} (${pct(cell.rate)}, Wilson 95% ` +
+        `${pct(cell.ci95[0])}–${pct(cell.ci95[1])})`;
+      const td = h("td", { class: "cell", title, "data-rate": cell.rate },
+        pct(cell.rate), h("small", {}, `${pct(cell.ci95[0])}–${pct(cell.ci95[1])} n=${cell.games}`));
+      td.style.backgroundColor = heat(cell.rate);
+      return td;
+    })));
+  return h("table", { class: "matrix", "data-ruleset": matrix.ruleset },
+    h("thead", {}, head), h("tbody", {}, body));
+}
+
+async function ratingsBlock(params) {
+  const [boards, matrices] = await Promise.all([api("/api/leaderboard", params),
+    api("/api/matrix", params)]);
+  const sections = boards.rulesets || [boards];
+  const mats = new Map((matrices.rulesets || [matrices]).map((m) => [m.ruleset, m]));
+  if (!sections.length || !sections.some((b) => b.rows.length)) {
+    return [h("p", { class: "note", id: "no-games" },
+      "No decided games yet. Play some with `yard tournament run`.")];
+  }
+  return sections.filter((b) => b.rows.length).map((b) => h("section", { class: "ruleset" },
+    h("h2", {}, `Ruleset ${b.ruleset}`),
+    h("p", {}, `${b.games} games rated`, b.excluded_games ? ` (${b.excluded_games} aborted left out)` : "",
+      ` · Mister X advantage A = ${fmt(b.mrx_advantage)} Elo (95% CI ${ci(b.mrx_advantage_ci95)})`,
+      ` · anchor: ${b.anchor} = 0`),
+    leaderboardTable(b),
+    h("h2", {}, "Win-rate matrix (detectives' win rate)"),
+    mats.has(b.ruleset) ? matrixTable(mats.get(b.ruleset)) : h("p", {}, "–")));
+}
+
+async function showLeaderboard(params) {
+  const rules = params.get("rules") || "";
+  const tournament = params.get("tournament") || "";
+  const [all, tournaments] = await Promise.all([api("/api/leaderboard"),
+    api("/api/tournaments")]);
+  const rulesets = (all.rulesets || []).map((b) => b.ruleset);
+  const rulesSelect = h("select", { id: "rules-filter" }, h("option", { value: "" }, "all rulesets"),
+    rulesets.map((r) => h("option", { value: r, selected: r === rules }, r)));
+  const tSelect = h("select", { id: "tournament-filter" }, h("option", { value: "" }, "all games"),
+    tournaments.tournaments.map((t) => h("option", { value: t.tournament_id,
+      selected: t.tournament_id === tournament }, `${t.tournament_id} (${t.rules})`)));
+  const apply = () => { location.hash = `#/${query({ rules: rulesSelect.value, tournament: tSelect.value })}`; };
+  rulesSelect.addEventListener("change", apply);
+  tSelect.addEventListener("change", apply);
+  const body = h("div", { id: "ratings" });
+  mount(main, h("h1", {}, "Leaderboard"),
+    h("div", { class: "controls" }, h("label", {}, "Ruleset ", rulesSelect),
+      h("label", {}, "Tournament ", tSelect)),
+    h("p", { class: "note" }, "Elo by maximum likelihood with a Mister X advantage term; " +
+      "95% intervals from a bootstrap over role-swapped pairs; LOS: likelihood of " +
+      "superiority over the next row. Same numbers as `yard leaderboard --json`."),
+    body);
+  const load = async () => mount(body, await ratingsBlock({ rules, tournament }));
+  await load();
+  if (tournaments.tournaments.some((t) => t.status === "running")) every(5000, load);
+}
+
+// ---------------------------------------------------------------------- tournaments
+
+function statusBadge(status) {
+  return h("span", { class: `badge ${status}` }, status);
+}
+
+function progress(t) {
+  return [h("progress", { max: Math.max(1, t.scheduled), value: t.played }),
+    ` ${t.played}/${t.scheduled}`];
+}
+
+async function showTournaments() {
+  const body = h("div");
+  mount(main, h("h1", {}, "Tournaments"), body);
+  const load = async () => {
+    const data = await api("/api/tournaments");
+    if (!data.tournaments.length) {
+      mount(body, h("p", { class: "note" }, "No tournaments stored."));
+      return;
+    }
+    mount(body, h("table", { id: "tournaments" },
+      h("thead", {}, h("tr", {}, ["tournament", "rules", "bots", "format", "progress",
+        "status", "created"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, data.tournaments.map((t) => h("tr", { "data-tournament": t.tournament_id },
+        h("td", {}, link(t.tournament_id, `#/tournaments/${t.tournament_id}`)),
+        h("td", {}, t.rules || ""), h("td", {}, t.bots.join(", ")),
+        h("td", {}, t.format || ""), h("td", {}, progress(t)),
+        h("td", {}, statusBadge(t.status)), h("td", {}, when(t.created_at)))))));
+  };
+  await load();
+  every(3000, load);
+}
+
+function sprtBlock(sprt) {
+  if (!sprt) return null;
+  const rows = Object.entries(sprt).map(([k, v]) => h("tr", {}, h("th", {}, k),
+    h("td", {}, typeof v === "number" ? fmt(v, 3) : typeof v === "object" ? JSON.stringify(v) : String(v))));
+  return [h("h2", {}, "SPRT"), h("table", { id: "sprt" }, h("tbody", {}, rows))];
+}
+
+async function showTournament(id) {
+  const head = h("div");
+  const ratings = h("div");
+  const games = h("div");
+  mount(main, head, ratings, h("h2", {}, "Games"), games);
+  const load = async () => {
+    const t = await api(`/api/tournaments/${encodeURIComponent(id)}`);
+    mount(head, h("h1", {}, "Tournament ", t.tournament_id, " ", statusBadge(t.status)),
+      h("p", {}, `${t.rules} · ${t.format || ""} · ${t.pairs ?? "?"} pairs · bots: ${t.bots.join(", ")}`),
+      h("p", { id: "progress" }, "Progress: ", progress(t)),
+      sprtBlock(t.sprt),
+      h("p", {}, link("live games", "#/live"), " · ", link("leaderboard page", `#/${query({ tournament: id })}`)));
+    mount(ratings, await ratingsBlock({ tournament: id }));
+    mount(games, await gamesTable({ tournament: id, limit: 100 }));
+    return t;
+  };
+  try {
+    const t = await load();
+    if (t.status === "running") every(3000, load);
+  } catch (err) {
+    mount(main, h("h1", {}, "Tournament ", id), h("p", { class: "error" }, err.message));
+  }
+}
+
+// ---------------------------------------------------------------------- games
+
+async function gamesTable(filters) {
+  const data = await api("/api/games", filters);
+  if (!data.games.length) return h("p", { class: "note" }, "No games match.");
+  return h("div", {}, h("p", { class: "note" }, `${data.total} games`),
+    h("table", { id: "games" },
+      h("thead", {}, h("tr", {}, ["game", "ruleset", "Mister X", "detectives", "winner",
+        "termination", "moves", "finished"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, data.games.map((g) => h("tr", { "data-game": g.game_id },
+        h("td", {}, link(g.game_id, `#/games/${encodeURIComponent(g.game_id)}`)),
+        h("td", {}, g.ruleset), h("td", { class: "player" }, g.mrx_player),
+        h("td", { class: "player" }, g.detective_player), h("td", {}, g.winner || "—"),
+        h("td", {}, g.termination, g.fault_seat ? ` (${g.fault_seat})` : ""),
+        h("td", { class: "num" }, String(g.moves)), h("td", {}, when(g.finished_at)))))),
+    pager(data, filters));
+}
+
+function pager(data, filters) {
+  if (!filters.page) return null;
+  const prev = data.offset > 0 ? link("← newer", `#/games${query({ ...filters.page, offset: Math.max(0, data.offset - data.limit) })}`) : null;
+  const next = data.offset + data.limit < data.total
+    ? link("older →", `#/games${query({ ...filters.page, offset: data.offset + data.limit })}`) : null;
+  return h("p", {}, prev, " ", next);
+}
+
+async function showGames(params) {
+  const f = Object.fromEntries(["rules", "player", "result", "termination", "tournament",
+    "offset"].map((k) => [k, params.get(k) || ""]));
+  const input = (name, placeholder) => h("input", { name, value: f[name], placeholder, size: 12 });
+  const result = h("select", { name: "result" }, ["", "mrx", "detectives", "none"].map((v) =>
+    h("option", { value: v, selected: v === f.result }, v || "any result")));
+  const form = h("form", { class: "controls", id: "games-filter" },
+    input("rules", "ruleset"), input("player", "player"), result,
+    input("termination", "termination"), input("tournament", "tournament"),
+    h("button", { type: "submit" }, "Filter"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    location.hash = `#/games${query(Object.fromEntries(data.entries()))}`;
+  });
+  const body = h("div");
+  mount(main, h("h1", {}, "Games"), form, body);
+  const page = { ...f };
+  delete page.offset;
+  try {
+    mount(body, await gamesTable({ ...f, limit: 50, page }));
+  } catch (err) {
+    mount(body, h("p", { class: "error" }, err.message));
+  }
+}
+
+// ---------------------------------------------------------------------- live
+
+async function showLiveList() {
+  const body = h("div");
+  mount(main, h("h1", {}, "Live games"), body);
+  const load = async () => {
+    const data = await api("/api/live");
+    if (!data.games.length) {
+      mount(body, h("p", { class: "note", id: "no-live" }, "No game is being played on this server now."));
+      return;
+    }
+    mount(body, h("table", { id: "live" },
+      h("thead", {}, h("tr", {}, ["game", "ruleset", "Mister X", "detectives", "move",
+        "to move", "tournament"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, data.games.map((g) => h("tr", { "data-game": g.game_id },
+        h("td", {}, link(g.game_id, `#/live/${encodeURIComponent(g.game_id)}`)),
+        h("td", {}, g.ruleset), h("td", {}, g.players.mrx),
+        h("td", {}, [...new Set(Object.entries(g.players).filter(([s]) => s !== "mrx").map(([, n]) => n))].join(", ")),
+        h("td", { class: "num" }, String(g.move_number)), h("td", {}, g.to_move),
+        h("td", {}, g.tournament_id ? link(g.tournament_id, `#/tournaments/${g.tournament_id}`) : ""))))));
+  };
+  await load();
+  every(1500, load);
+}
+
+// ---------------------------------------------------------------------- router
+
+async function route() {
+  if (refresh) clearInterval(refresh);
+  refresh = null;
+  stopViewer();
+  const hash = location.hash.replace(/^#/, "") || "/";
+  const [path, search] = hash.split("?");
+  const params = new URLSearchParams(search || "");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const section = parts[0] || "leaderboard";
+  for (const a of document.querySelectorAll("nav a")) {
+    a.classList.toggle("active", a.dataset.nav === section);
+  }
+  try {
+    if (section === "leaderboard") await showLeaderboard(params);
+    else if (section === "tournaments" && parts[1]) await showTournament(parts[1]);
+    else if (section === "tournaments") await showTournaments();
+    else if (section === "games" && parts[1]) await showReplay(main, parts[1], params);
+    else if (section === "games") await showGames(params);
+    else if (section === "live" && parts[1]) await showLive(main, parts[1]);
+    else if (section === "live") await showLiveList();
+    else mount(main, h("p", { class: "error" }, "No such page."));
+  } catch (err) {
+    mount(main, h("p", { class: "error" }, `Could not load: ${err.message}`));
+  }
+  document.body.setAttribute("data-ready", hash);
+}
+
+let lastRouted = null;
+window.addEventListener("hashchange", () => {
+  // The replay viewer rewrites its own hash (permalinks) without a reload.
+  const hash = location.hash;
+  if (hash === lastRouted) return;
+  if (/^#\/games\/[^?]+/.test(hash) && /^#\/games\/[^?]+/.test(lastRouted || "") &&
+      hash.split("?")[0] === (lastRouted || "").split("?")[0] && document.getElementById("viewer")) {
+    lastRouted = hash;
+    return;
+  }
+  lastRouted = hash;
+  route();
+});
+lastRouted = location.hash;
+route();

@@ -1,0 +1,74 @@
+// DOM helpers. Text always goes in through text nodes (never innerHTML), so a bot named
+// "<img src=x onerror=alert(1)>" is shown as those characters.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+function fill(el, attrs, children) {
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") {
+      el.addEventListener(key.slice(2), value);
+    } else {
+      el.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+/** An HTML element: h("a", {href: "#/"}, "text", otherNode). */
+export function h(tag, attrs, ...children) {
+  return fill(document.createElement(tag), attrs, children);
+}
+
+/** An SVG element. */
+export function s(tag, attrs, ...children) {
+  return fill(document.createElementNS(SVG_NS, tag), attrs, children);
+}
+
+/** Replace the children of `el`. */
+export function mount(el, ...children) {
+  el.replaceChildren();
+  fill(el, {}, children);
+  return el;
+}
+
+/** GET a JSON API endpoint; throws an Error with the API's message on failure. */
+export async function api(path, params) {
+  const url = new URL(path, location.origin);
+  for (const [key, value] of Object.entries(params || {})) {
+    if (value !== null && value !== undefined && value !== "") url.searchParams.set(key, value);
+  }
+  const response = await fetch(url);
+  const data = await response.json().catch(() => null);
+  if (!response.ok) {
+    const message = data && data.error ? data.error.message : response.statusText;
+    const err = new Error(message);
+    err.status = response.status;
+    throw err;
+  }
+  return data;
+}
+
+export function fmt(value, digits = 0) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "–";
+  return Number(value).toFixed(digits);
+}
+
+export function ci(pair) {
+  if (!pair) return "–";
+  return `${fmt(pair[0])} … ${fmt(pair[1])}`;
+}
+
+export function pct(value) {
+  return value === null || value === undefined ? "–" : `${(100 * value).toFixed(0)}%`;
+}
+
+export function when(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toISOString().replace("T", " ").slice(0, 19);
+}

@@ -1,0 +1,340 @@
+// Replay viewer (stored games, three perspectives) and live viewer (detectives' view over
+// the protocol's spectator `watch`, full truth once the game is stored).
+import { api, fmt, h, mount } from "./dom.js";
+import { drawBoard, drawPieces, SEAT_COLOURS } from "./board.js";
+
+const PERSPECTIVES = [
+  ["mrx", "Mister X"],
+  ["detectives", "Detectives"],
+  ["all", "Omniscient"],
+];
+
+let cleanup = null;
+
+/** Stop timers, sockets and key handlers of the previous viewer. */
+export function stopViewer() {
+  if (cleanup) cleanup();
+  cleanup = null;
+}
+
+function seatLabel(seat) {
+  return seat === "mrx" ? "Mister X" : seat.toUpperCase();
+}
+
+function travelLog(rules, log, moveNumber) {
+  const reveals = new Set(rules.reveal_moves);
+  const slots = [];
+  for (let slot = 1; slot <= rules.max_moves; slot++) {
+    const entry = slot <= moveNumber ? log[slot - 1] : null;
+    const classes = ["slot"];
+    if (reveals.has(slot)) classes.push("reveal");
+    if (!entry) classes.push("future");
+    else classes.push(`t-${entry.ticket}`);
+    const station = entry ? (entry.station === null || entry.station === undefined
+      ? "?" : String(entry.station)) : "";
+    slots.push(h("div", { class: classes.join(" "), "data-slot": slot },
+      h("span", { class: "t" }, entry ? entry.ticket : String(slot)),
+      h("span", { class: "st" }, station)));
+  }
+  return h("div", { class: "travel-log", id: "travel-log" }, slots);
+}
+
+function playersLine(players) {
+  return h("div", { class: "players" }, Object.entries(players).map(([seat, name], i) =>
+    h("span", {}, h("b", {}, `${seatLabel(seat)}: `), name)));
+}
+
+function legend() {
+  return h("div", { class: "legend" },
+    h("span", {}, h("i", { class: "swatch d-mrx" }), "Mister X"),
+    h("span", {}, h("i", { class: "swatch d-possible" }), "possible location"),
+    h("span", {}, "dashed ring: last seen"));
+}
+
+function outcomeText(outcome) {
+  if (!outcome) return "";
+  const who = outcome.winner === "mrx" ? "Mister X wins" :
+    outcome.winner === "detectives" ? "detectives win" : "no winner";
+  const seat = outcome.seat ? ` by ${outcome.seat}` : "";
+  return `${who} (${outcome.termination}${seat})`;
+}
+
+function timing(turn) {
+  const parts = [`${fmt(turn.time_used, 3)} s`];
+  for (const [key, value] of Object.entries(turn)) {
+    if (["index", "seat", "move", "legs", "time_used", "fault", "detail"].includes(key)) continue;
+    if (value === null || value === undefined) continue;
+    parts.push(`${key} ${typeof value === "number" ? fmt(value, 3) : JSON.stringify(value)}`);
+  }
+  return parts.join(", ");
+}
+
+// ---------------------------------------------------------------------- replays
+
+/** The replay page of game `id`; `params`: move (frame index or "end"), view. */
+export async function showReplay(main, id, params) {
+  stopViewer();
+  const cache = new Map();
+  let perspective = PERSPECTIVES.some(([p]) => p === params.get("view"))
+    ? params.get("view") : "all";
+  let data;
+  async function load(p) {
+    if (!cache.has(p)) cache.set(p, await api(`/api/games/${encodeURIComponent(id)}`,
+      { perspective: p }));
+    return cache.get(p);
+  }
+  try {
+    data = await load(perspective);
+  } catch (err) {
+    mount(main, h("h1", {}, "Game ", id), h("p", { class: "error" }, err.message));
+    return;
+  }
+  const last = data.frames.length - 1;
+  let index = params.get("move") === "end" ? last
+    : Math.max(0, Math.min(last, parseInt(params.get("move") || "0", 10) || 0));
+  let timer = null;
+  const drawn = drawBoard(data.board);
+  const status = h("div", { class: "status-line", id: "status" });
+  const slider = h("input", { type: "range", min: 0, max: last, value: index, id: "slider",
+    "aria-label": "move" });
+  const jump = h("input", { type: "number", min: 0, max: last, value: index, id: "jump",
+    size: 4, "aria-label": "jump to move" });
+  const playBtn = h("button", { id: "play", title: "play/pause (space)" }, "▶ play");
+  const perspectiveButtons = PERSPECTIVES.map(([p, label]) => h("button", {
+    "data-perspective": p, class: p === perspective ? "on" : "",
+    onclick: () => switchPerspective(p),
+  }, label));
+  const logPanel = h("div", { class: "panel" });
+  const turnRows = [];
+  const turnsBody = h("tbody");
+  const turnsPanel = h("div", { class: "panel turns" });
+  const root = h("div", { class: "viewer", id: "viewer", "data-game": data.game_id },
+    h("div", { class: "boardwrap" }, drawn.svg),
+    h("div", { class: "side" },
+      h("div", { class: "panel" }, status, h("div", { id: "possible-count" })),
+      logPanel, turnsPanel));
+
+  function buildTurns() {
+    turnRows.length = 0;
+    turnsBody.replaceChildren();
+    data.frames.forEach((frame, i) => {
+      if (!frame.turn) return;
+      const t = frame.turn;
+      const player = data.players[t.seat] || "";
+      const row = h("tr", { "data-frame": i, onclick: () => go(i) },
+        h("td", { class: "num" }, String(i)),
+        h("td", {}, seatLabel(t.seat)), h("td", {}, player),
+        h("td", { class: "mv" }, t.move === null ? "—" : t.move),
+        h("td", { class: "num" }, timing(t)),
+        h("td", { class: t.fault ? "fault" : "" }, t.fault || "",
+          t.detail ? ` ${t.detail}` : ""));
+      turnRows[i] = row;
+      turnsBody.appendChild(row);
+    });
+    mount(turnsPanel, h("h3", {}, "Turns (time per move, faults)"),
+      h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "seat"),
+        h("th", {}, "bot"), h("th", {}, "move"), h("th", {}, "time"), h("th", {}, "fault"))),
+      turnsBody));
+  }
+
+  function render() {
+    const frame = data.frames[index];
+    const p = data.perspective;
+    root.setAttribute("data-frame", index);
+    root.setAttribute("data-perspective", p);
+    drawPieces(drawn, {
+      detectives: frame.detectives,
+      possible: p === "mrx" ? [] : frame.possible,
+      mrx: p === "detectives" ? null : frame.mrx,
+      lastSeen: p === "detectives" && frame.last_reveal ? frame.last_reveal.station : null,
+      path: p === "all" ? data.mrx_path.slice(0, frame.move_number + 1) : null,
+    });
+    const turn = frame.turn;
+    const what = turn ? `${seatLabel(turn.seat)} played ${turn.move === null ? "nothing"
+      : turn.move}${turn.fault ? ` [${turn.fault}]` : ""}` : "start position";
+    const end = index === last ? ` — ${outcomeText(data.outcome)}` : "";
+    mount(status, `Turn ${index}/${last}, Mister X move ${frame.move_number}: ${what}${end}`);
+    mount(document.getElementById("possible-count") || h("div"),
+      p === "mrx" ? "" : `${frame.possible.length} possible locations`);
+    mount(logPanel, h("h3", {}, "Mister X's travel log"),
+      travelLog(data.rules, data.log, frame.move_number));
+    turnRows.forEach((row) => row && row.classList.remove("current"));
+    if (turnRows[index]) {
+      turnRows[index].classList.add("current");
+      turnRows[index].scrollIntoView({ block: "nearest" });
+    }
+    slider.value = index;
+    jump.value = index;
+    const hash = `#/games/${encodeURIComponent(data.game_id)}?move=${index}&view=${p}`;
+    if (location.hash !== hash) history.replaceState(null, "", hash);
+  }
+
+  function go(i) {
+    index = Math.max(0, Math.min(last, i));
+    render();
+  }
+  function toggle() {
+    if (timer) {
+      clearInterval(timer);
+      timer = null;
+      playBtn.textContent = "▶ play";
+      return;
+    }
+    if (index === last) index = 0;
+    playBtn.textContent = "⏸ pause";
+    timer = setInterval(() => {
+      if (index >= last) toggle();
+      else go(index + 1);
+    }, 600);
+  }
+  async function switchPerspective(p) {
+    try {
+      data = await load(p);
+    } catch (err) {
+      mount(status, h("span", { class: "error" }, err.message));
+      return;
+    }
+    perspective = p;
+    perspectiveButtons.forEach((b) => b.classList.toggle("on", b.dataset.perspective === p));
+    buildTurns();
+    render();
+  }
+  slider.addEventListener("input", () => go(parseInt(slider.value, 10)));
+  jump.addEventListener("change", () => go(parseInt(jump.value, 10) || 0));
+  playBtn.addEventListener("click", toggle);
+  const onKey = (event) => {
+    if (event.target instanceof HTMLInputElement && event.target.type === "number") return;
+    if (event.key === "ArrowRight") go(index + 1);
+    else if (event.key === "ArrowLeft") go(index - 1);
+    else if (event.key === "Home") go(0);
+    else if (event.key === "End") go(last);
+    else if (event.key === " ") toggle();
+    else return;
+    event.preventDefault();
+  };
+  document.addEventListener("keydown", onKey);
+  cleanup = () => {
+    document.removeEventListener("keydown", onKey);
+    if (timer) clearInterval(timer);
+  };
+
+  const meta = [data.ruleset, `${data.moves} moves`, outcomeText(data.outcome)];
+  if (data.tournament_id) meta.push(h("a", { href: `#/tournaments/${data.tournament_id}` },
+    `tournament ${data.tournament_id}`));
+  mount(main,
+    h("h1", {}, "Game ", data.game_id),
+    h("p", {}, meta.map((m, i) => [i ? " · " : "", m])),
+    playersLine(data.players),
+    h("div", { class: "controls" },
+      h("span", {}, "Perspective:"), perspectiveButtons,
+      h("button", { id: "first", onclick: () => go(0), title: "Home" }, "|◀"),
+      h("button", { id: "prev", onclick: () => go(index - 1), title: "←" }, "◀"),
+      playBtn,
+      h("button", { id: "next", onclick: () => go(index + 1), title: "→" }, "▶"),
+      h("button", { id: "last", onclick: () => go(last), title: "End" }, "▶|"),
+      slider, h("label", {}, "turn ", jump)),
+    legend(), root);
+  buildTurns();
+  render();
+}
+
+// ---------------------------------------------------------------------- live games
+
+/** Watch running game `id`: the detectives' view move by move, then the stored replay. */
+export async function showLive(main, id) {
+  stopViewer();
+  let snapshot;
+  try {
+    snapshot = await api(`/api/live/${encodeURIComponent(id)}`);
+  } catch (err) {
+    if (err.status === 404) {
+      // Finished already (or never ran here): show the stored game if there is one.
+      await waitForReplay(main, id, 1);
+      return;
+    }
+    mount(main, h("p", { class: "error" }, err.message));
+    return;
+  }
+  const drawn = drawBoard(snapshot.board);
+  const rules = snapshot.rules;
+  const status = h("div", { class: "status-line", id: "status" });
+  const logPanel = h("div", { class: "panel" });
+  const movesBody = h("tbody");
+  const root = h("div", { class: "viewer", id: "viewer", "data-game": id,
+    "data-perspective": "detectives", "data-live": "1" },
+  h("div", { class: "boardwrap" }, drawn.svg),
+  h("div", { class: "side" }, h("div", { class: "panel" }, status), logPanel,
+    h("div", { class: "panel turns" }, h("h3", {}, "Moves so far"),
+      h("table", {}, movesBody))));
+  mount(main, h("h1", {}, "Live: game ", id),
+    h("p", { class: "note" }, "Detectives' perspective: Mister X is shown only where he " +
+      "surfaced; shaded stations are where he may be. The full truth appears when the " +
+      "game ends."),
+    playersLine(snapshot.players), legend(), root);
+
+  function renderView(view) {
+    root.setAttribute("data-move-number", view.move_number);
+    drawPieces(drawn, {
+      detectives: view.detectives, possible: view.possible, mrx: null,
+      lastSeen: view.last_reveal ? view.last_reveal.station : null, path: null,
+    });
+    mount(status, `Mister X move ${view.move_number} — ${seatLabel(view.to_move)} to move — ` +
+      `${view.possible.length} possible locations`);
+    mount(logPanel, h("h3", {}, "Mister X's travel log"),
+      travelLog(rules, view.log, view.move_number));
+  }
+  renderView(snapshot.view);
+
+  let closed = false;
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const socket = new WebSocket(`${scheme}://${location.host}/`);
+  const send = (msg) => socket.readyState === WebSocket.OPEN && socket.send(JSON.stringify(msg));
+  socket.addEventListener("open", () => {
+    send({ type: "hello", protocol: 1, name: "web-spectator", role: "spectator" });
+    send({ type: "watch", game: id });
+  });
+  socket.addEventListener("message", (event) => {
+    let msg;
+    try { msg = JSON.parse(event.data); } catch { return; }
+    if (msg.type === "watching" && msg.game === id) renderView(msg.view);
+    else if (msg.type === "update" && msg.game === id) {
+      movesBody.prepend(h("tr", {}, h("td", { class: "num" }, String(msg.turn)),
+        h("td", {}, seatLabel(msg.seat)), h("td", {}, msg.move)));
+      send({ type: "watch", game: id }); // a fresh snapshot: stations and possible set
+    } else if (msg.type === "game_over" && msg.game === id) {
+      closed = true;
+      socket.close();
+      mount(status, `Game over: ${outcomeText({ winner: msg.winner,
+        termination: msg.termination, seat: msg.seat })} — loading the full replay…`);
+      waitForReplay(main, id, 60);
+    } else if (msg.type === "error" && msg.code === "unknown_game") {
+      closed = true;
+      socket.close();
+      waitForReplay(main, id, 60);
+    }
+  });
+  socket.addEventListener("close", () => {
+    if (!closed) mount(status, "Connection to the server closed.");
+  });
+  cleanup = () => {
+    closed = true;
+    socket.close();
+  };
+}
+
+async function waitForReplay(main, id, tries) {
+  for (let i = 0; i < tries; i++) {
+    try {
+      await api(`/api/games/${encodeURIComponent(id)}`, { perspective: "detectives" });
+      location.hash = `#/games/${encodeURIComponent(id)}?move=end&view=all`;
+      return;
+    } catch (err) {
+      if (err.status !== 404) break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  mount(main, h("h1", {}, "Game ", id), h("p", { class: "error" },
+    "This game is neither running nor stored."));
+}
+
+export { SEAT_COLOURS };
