@@ -155,9 +155,16 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
         child_log = child_log or default
         if not as_json:
             console.print(f"server and bot output: {child_log}", highlight=False, soft_wrap=True)
+    def watch_address(url: str) -> None:
+        from server.web.http import web_url
+
+        console.print(f"watch it at {web_url(url)}#/tournaments/{tournament_id}",
+                      highlight=False, soft_wrap=True)
+
     runner = TournamentRunner(db, db_url, tournament_id, server_url=server_url,
                               admin_token=admin_token, concurrency=concurrency,
-                              listener=display.update, child_log=child_log)
+                              listener=display.update, child_log=child_log,
+                              on_server=watch_address)
     try:
         with display:
             progress = asyncio.run(runner.run())

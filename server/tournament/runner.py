@@ -136,7 +136,8 @@ class TournamentRunner:
     def __init__(self, db: Database, db_url: str, tournament_id: str, *,
                  server_url: str | None = None, admin_token: str | None = None,
                  concurrency: int = 2, listener: Listener | None = None,
-                 child_log: Path | None = None) -> None:
+                 child_log: Path | None = None,
+                 on_server: Callable[[str], None] | None = None) -> None:
         if concurrency < 1:
             raise TournamentRunError("--concurrency must be at least 1")
         self.db = db
@@ -149,6 +150,8 @@ class TournamentRunner:
         self.listener = listener
         #: Where the local server's and bots' stderr goes (None: this process's stderr).
         self.child_log = child_log
+        #: Called with the server's ``ws://`` URL once it is up (to print the web address).
+        self.on_server = on_server
         self._children: list[Child] = []
         self._gone: set[str] = set()
 
@@ -161,6 +164,8 @@ class TournamentRunner:
             return progress
         try:
             url = self.server_url or await self._start_local()
+            if self.on_server is not None:
+                self.on_server(url)
             async with AdminClient(url, self.admin_token, name="yard-tournament") as admin:
                 gate = asyncio.Semaphore(self.concurrency)
 

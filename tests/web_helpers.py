@@ -1,0 +1,121 @@
+"""Shared pieces of the web tests: a seeded SQLite database of real engine games and a real
+match server (websockets + pages on one port) running in the test's event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bots.arena import play_game
+from bots.registry import make_bot
+from db.build import record_from_moves
+from db.records import GameRecord
+from db.store import Database
+from game import Move, Ticket, from_text
+from game.rules import ruleset_from_dict
+from server.app import MatchServer
+from server.core import ServerConfig
+from server.tournament.schedule import make_schedule, mrx_bot, team_members
+from server.web.http import WebApp, web_url
+
+XSS = "<img src=x onerror=alert(1)>"
+PLAYERS = ["random", "greedy", XSS]
+CLASSIC_GAME = "classic-double-secret"
+
+
+@dataclass
+class Seeded:
+    """What :func:`seed_database` stored."""
+
+    url: str
+    tournament_id: str
+    classic: GameRecord
+
+
+def _bot(name: str) -> Any:
+    return make_bot("random" if name == XSS else name)
+
+
+def classic_record(game_id: str = CLASSIC_GAME) -> GameRecord:
+    """A real classic game (random bots) in which Mister X played both a double move and a
+    secret ticket, the first seed that gives one."""
+    for seed in range(200):
+        result = play_game("classic", make_bot("random"), [make_bot("random")], seed=seed)
+        mrx_moves = [m for seat, m in result.moves if seat == 0]
+        if any(m.ticket2 is not None for m in mrx_moves) and any(
+                Ticket.SECRET in (m.ticket, m.ticket2) for m in mrx_moves) and len(
+                mrx_moves) >= 6:
+            return record_from_moves(game_id, result.start, result.moves,
+                                     {0: "random", 1: "random"}, result.outcome, seed=seed)
+    raise AssertionError("no classic game with a double and a secret move")
+
+
+def seed_database(path: Path) -> Seeded:
+    """A grid5 round robin (2 pairs, one bot named like an XSS attack) and one classic game
+    with a double and a secret move."""
+    url = f"sqlite:///{path}"
+    with Database.connect(url) as store:
+        tid = store.create_tournament({"rules": "grid5", "bots": PLAYERS, "pairs": 2,
+                                       "format": "round-robin"})
+        for entry in store.schedule(tid, make_schedule(PLAYERS, pairs=2, seed=3)):
+            detectives = [_bot(n) for n in team_members(entry.detectives)]
+            result = play_game("grid5", _bot(mrx_bot(entry.mrx)), detectives, seed=entry.seed)
+            record = record_from_moves(f"t-{entry.index}", result.start, result.moves,
+                                       {0: entry.mrx, 1: entry.detectives}, result.outcome,
+                                       seed=entry.seed)
+            record.schedule_id = entry.schedule_id
+            store.save_game(record)
+        classic = classic_record()
+        store.save_game(classic)
+    return Seeded(url, tid, classic)
+
+
+def truth_path(record: GameRecord) -> list[tuple[int, int]]:
+    """(Mister X's station, travel-log length) after every turn of ``record``, start
+    first."""
+    state = from_text(record.start_position, ruleset_from_dict(record.ruleset_definition))
+    out = [(state.mrx_station, state.move_number)]
+    for turn in record.turns:
+        if turn.move is not None:
+            state = state.apply(Move.parse(turn.move))
+        out.append((state.mrx_station, state.move_number))
+    return out
+
+
+@asynccontextmanager
+async def running_server(db_url: str) -> AsyncIterator[tuple[MatchServer, WebApp, str]]:
+    """A match server with the pages, storing into ``db_url``; yields (server, app,
+    http base address)."""
+    store = Database.connect(db_url)
+    server = MatchServer(ServerConfig(admin_open=True), store, port=0)
+    app = WebApp(db_url, live=server.core)
+    server.process_request = app.process_request
+    url = await server.start()
+    try:
+        yield server, app, web_url(url)
+    finally:
+        await server.stop()
+        app.close()
+        store.close()
+
+
+def get(url: str) -> tuple[int, dict[str, str], bytes]:
+    """A blocking GET: (status, headers, body); HTTP errors are returned, not raised."""
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+async def get_json(url: str) -> tuple[int, Any]:
+    """GET off the event loop (the server runs on it) and decode JSON."""
+    status, _, body = await asyncio.to_thread(get, url)
+    return status, json.loads(body)
