@@ -23,6 +23,7 @@ export function drawBoard(board) {
   const svg = s("svg", {
     class: "board", viewBox: `${minX} ${minY} ${width} ${height}`, role: "img",
     "aria-label": `${board.name} board`, "data-board": board.name,
+    "data-grid": board.grid ? "1" : null,
   });
   const radius = board.grid ? 30 : 17;
   const edges = s("g", { class: "edges" });
@@ -57,7 +58,7 @@ export function drawPieces(drawn, { detectives, possible, mrx, lastSeen, path })
   const shaded = new Set(possible || []);
   for (const [id, node] of drawn.nodes) node.classList.toggle("possible", shaded.has(id));
   drawn.overlay.replaceChildren();
-  const r = drawn.radius + 4;
+  const r = drawn.radius + (drawn.svg.getAttribute("data-grid") ? 4 : 12);
   if (path && path.length > 1) {
     const points = path.map((st) => drawn.pos.get(st).join(",")).join(" ");
     drawn.overlay.appendChild(s("polyline", { class: "path", points }));

@@ -1,0 +1,360 @@
+"""The pages in a real browser: headless Chromium (Debian's ``chromium`` and
+``chromium-driver``) driven by Selenium, against a real match server on a real SQLite file.
+
+The server runs in the test's event loop, so every Selenium call goes through
+``asyncio.to_thread``. Screenshots of the main pages go to ``$YARD_SCREENSHOTS`` (default:
+``build/screenshots`` in the repository). Without a browser these tests are skipped
+locally and fail under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from web_helpers import (
+    CLASSIC_GAME,
+    XSS,
+    Seeded,
+    get_json,
+    running_server,
+    seed_database,
+    truth_path,
+)
+from websockets.asyncio.client import ClientConnection, connect
+
+from db.store import Database
+from protocol import StartMatch, TimeControl
+from server.admin import AdminClient
+
+CHROMIUM = os.environ.get("YARD_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("YARD_CHROMEDRIVER", "/usr/bin/chromedriver")
+SHOTS = Path(os.environ.get("YARD_SCREENSHOTS",
+                            Path(__file__).resolve().parent.parent / "build" / "screenshots"))
+WAIT_S = 20.0
+
+T = TypeVar("T")
+
+
+def _browser_missing() -> str | None:
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not (Path(path).exists() or shutil.which(path)):
+            return f"{path} not found (apt-get install chromium chromium-driver)"
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install -e '.[dev]')"
+    return None
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    missing = _browser_missing()
+    if missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"browser tests need a browser in CI: {missing}")
+        pytest.skip(missing)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1400,1000", "--hide-scrollbars"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    chrome = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    chrome.set_page_load_timeout(WAIT_S)
+    try:
+        yield chrome
+    finally:
+        chrome.quit()
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
+    return seed_database(tmp_path_factory.mktemp("webui") / "yard.db")
+
+
+async def run(fn: Callable[..., T], *args: Any) -> T:
+    """A blocking Selenium call off the event loop that serves the pages."""
+    return await asyncio.to_thread(fn, *args)
+
+
+async def wait_for(driver: Any, check: Callable[[Any], Any], what: str) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def waiting() -> Any:
+        return WebDriverWait(driver, WAIT_S, poll_frequency=0.05).until(check, what)
+
+    return await run(waiting)
+
+
+async def open_page(driver: Any, url: str) -> None:
+    """Load ``url`` and wait until the router has rendered it."""
+    await run(driver.get, "about:blank")
+    await run(driver.get, url)
+    await wait_for(driver, lambda d: d.execute_script(
+        "return document.body.getAttribute('data-ready') !== null"), f"{url} rendered")
+
+
+def js(driver: Any, script: str, *args: Any) -> Any:
+    return driver.execute_script(script, *args)
+
+
+def severe_logs(driver: Any) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def shoot(driver: Any, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(SHOTS / f"{name}.png"))
+
+
+async def test_leaderboard_page_shows_the_ratings(driver: Any, seeded: Seeded) -> None:
+    async with running_server(seeded.url) as (_, _app, base):
+        _, board = await get_json(f"{base}api/leaderboard?rules=grid5")
+        _, matrix = await get_json(f"{base}api/matrix?rules=grid5")
+        await open_page(driver, f"{base}#/?rules=grid5")
+        rows = await run(js, driver, """
+            const rows = 'table.leaderboard[data-ruleset="grid5"] tbody tr';
+            return [...document.querySelectorAll(rows)]
+              .map(tr => [...tr.children].map(td => td.textContent));""")
+        assert [r[1] for r in rows] == [row["player"] for row in board["rows"]]
+        assert [r[2] for r in rows] == [f"{row['elo']:.0f}" for row in board["rows"]]
+        assert [r[8] for r in rows] == [str(row["games"]) for row in board["rows"]]
+        cells = await run(js, driver, """
+            return [...document.querySelectorAll('table.matrix[data-ruleset="grid5"] td.cell')]
+              .map(td => td.getAttribute('data-rate'));""")
+        rates = [c["rate"] for row in matrix["cells"] for c in row if c["games"]]
+        assert [float(c) for c in cells if c is not None] == pytest.approx(rates)
+        # The XSS bot name is text, never markup: no <img>, no alert, its name shown as is.
+        assert await run(js, driver, "return document.querySelectorAll('main img').length") == 0
+        names = await run(js, driver, "return [...document.querySelectorAll('td.player')]"
+                                      ".map(td => td.textContent)")
+        assert XSS in names
+        assert not await run(severe_logs, driver)
+        await run(shoot, driver, "leaderboard")
+        await open_page(driver, f"{base}#/tournaments")
+        await wait_for(driver, lambda d: d.find_elements("css selector", "#tournaments tr"),
+                       "tournament list")
+        text = await run(lambda: driver.find_element("id", "tournaments").text)
+        assert "12/12" in text and "finished" in text and XSS in text
+        await run(shoot, driver, "tournaments")
+        await open_page(driver, f"{base}#/tournaments/{seeded.tournament_id}")
+        await wait_for(driver, lambda d: d.find_elements("css selector", "#games tr"), "games")
+        await run(shoot, driver, "tournament")
+        await open_page(driver, f"{base}#/games?player={XSS}")
+        await wait_for(driver, lambda d: d.find_elements("css selector", "#games tbody tr"),
+                       "filtered games")
+        shown = await run(js, driver, "return document.querySelectorAll('#games tbody tr')"
+                                      ".length")
+        assert shown == 8
+        assert await run(js, driver, "return document.querySelectorAll('main img').length") == 0
+        await run(shoot, driver, "games")
+        assert not await run(severe_logs, driver)
+
+
+async def _replay_state(driver: Any) -> dict[str, Any]:
+    return await run(js, driver, """
+        const v = document.getElementById('viewer');
+        const mrx = document.querySelector('.piece.mrx');
+        const seen = document.querySelector('.piece.last-seen');
+        return {
+          frame: Number(v.getAttribute('data-frame')),
+          perspective: v.getAttribute('data-perspective'),
+          mrx: mrx ? Number(mrx.getAttribute('data-station')) : null,
+          mrxNodes: document.querySelectorAll('.mrx, .path').length,
+          lastSeen: seen ? Number(seen.getAttribute('data-station')) : null,
+          detectives: [...document.querySelectorAll('.piece.detective')]
+            .map(p => Number(p.getAttribute('data-station'))),
+          possible: [...document.querySelectorAll('.station.possible')]
+            .map(p => Number(p.getAttribute('data-station'))).sort((a, b) => a - b),
+          log: [...document.querySelectorAll('#travel-log .slot')]
+            .map(s => s.querySelector('.st').textContent),
+        };""")
+
+
+async def test_replay_viewer_three_perspectives(driver: Any, seeded: Seeded) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    record = seeded.classic
+    truth = truth_path(record)
+    reveals = set(record.ruleset_definition["reveal_moves"])
+    async with running_server(seeded.url) as (_, _app, base):
+        _, full = await get_json(f"{base}api/games/{CLASSIC_GAME}")
+        double = next(i for i, f in enumerate(full["frames"])
+                      if f["turn"] and len(f["turn"]["legs"]) == 2)
+        secret = next(i for i, f in enumerate(full["frames"]) if f["turn"] and any(
+            leg["ticket"] == "secret" for leg in f["turn"]["legs"]))
+        # Omniscient, by permalink: the true station, the path and the possible set.
+        await open_page(driver, f"{base}#/games/{CLASSIC_GAME}?move={double}&view=all")
+        state = await _replay_state(driver)
+        assert (state["frame"], state["perspective"]) == (double, "all")
+        assert state["mrx"] == truth[double][0]
+        assert state["possible"] == full["frames"][double]["possible"]
+        assert state["detectives"] == full["frames"][double]["detectives"]
+        assert state["log"][:truth[double][1]] == [str(e["station"]) for e in
+                                                   full["log"][:truth[double][1]]]
+        await run(shoot, driver, "replay-omniscient")
+        # Step with the keyboard and the buttons; the permalink follows.
+        body = await run(driver.find_element, "tag name", "body")
+        await run(body.send_keys, Keys.ARROW_RIGHT)
+        assert (await _replay_state(driver))["frame"] == double + 1
+        await run(body.send_keys, Keys.ARROW_LEFT)
+        await run(body.send_keys, Keys.ARROW_LEFT)
+        assert (await _replay_state(driver))["frame"] == double - 1
+        await run(lambda: driver.find_element("id", "next").click())
+        assert (await _replay_state(driver))["frame"] == double
+        assert f"move={double}&view=all" in await run(lambda: driver.current_url)
+        # Mister X's perspective: his station, no possible-set shading.
+        await run(lambda: driver.find_element("css selector",
+                                              "[data-perspective=mrx]").click())
+        await wait_for(driver, lambda d: d.find_element("id", "viewer")
+                       .get_attribute("data-perspective") == "mrx", "mrx perspective")
+        state = await _replay_state(driver)
+        assert state["mrx"] == truth[double][0] and state["possible"] == []
+        await run(shoot, driver, "replay-mrx")
+        # The detectives' perspective, every frame: Mister X only where he surfaced.
+        await run(lambda: driver.find_element("css selector",
+                                              "[data-perspective=detectives]").click())
+        await wait_for(driver, lambda d: d.find_element("id", "viewer")
+                       .get_attribute("data-perspective") == "detectives", "detectives")
+        await run(lambda: driver.find_element("id", "first").click())
+        for frame in range(len(full["frames"])):
+            state = await _replay_state(driver)
+            assert state["frame"] == frame
+            assert state["mrxNodes"] == 0 and state["mrx"] is None
+            moves = truth[frame][1]
+            for slot, text in enumerate(state["log"][:moves], start=1):
+                expected = str(full["log"][slot - 1]["station"]) if slot in reveals else "?"
+                assert text == expected, (frame, slot)
+            last = max((s for s in reveals if s <= moves), default=None)
+            assert state["lastSeen"] == (None if last is None else
+                                         full["log"][last - 1]["station"])
+            assert state["possible"] == full["frames"][frame]["possible"]
+            page = await run(lambda: driver.page_source)
+            assert "data-mrx" not in page and "class=\"piece mrx" not in page
+            if frame == secret:
+                await run(shoot, driver, "replay-detectives")
+            await run(body.send_keys, Keys.ARROW_RIGHT)
+        # The secret and double moves show as tickets in the travel log.
+        tickets = await run(js, driver, "return [...document.querySelectorAll("
+                                        "'#travel-log .slot .t')].map(t => t.textContent)")
+        assert "secret" in tickets
+        assert not await run(severe_logs, driver)
+
+
+async def _hello_bot(url: str, name: str) -> ClientConnection:
+    ws = await connect(url)
+    await ws.send(json.dumps({"type": "hello", "protocol": 1, "name": name, "role": "bot"}))
+    assert json.loads(await ws.recv())["type"] == "welcome"
+    return ws
+
+
+async def _next_turn(ws: ClientConnection) -> dict[str, Any] | None:
+    """The next ``your_turn`` (``None`` when the game ends first)."""
+    while True:
+        msg = json.loads(await ws.recv())
+        if msg["type"] == "your_turn":
+            return dict(msg)
+        if msg["type"] == "game_over":
+            return None
+
+
+def _frames_received(driver: Any) -> list[dict[str, Any]]:
+    """Every websocket frame the page received (Chrome's performance log)."""
+    frames = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.webSocketFrameReceived":
+            frames.append(json.loads(message["params"]["response"]["payloadData"]))
+    return frames
+
+
+async def test_live_game_advances_and_hides_mister_x(driver: Any, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'live.db'}"
+    Database.connect(url).close()
+    async with running_server(url) as (_, _app, base):
+        ws_url = base.replace("http://", "ws://").rstrip("/")
+        mrx_bot, det_bot = await _hello_bot(ws_url, "hider"), await _hello_bot(ws_url, "seeker")
+        try:
+            async with AdminClient(ws_url) as admin:
+                game = await admin.start_match(StartMatch(
+                    "grid5", "hider", ["seeker"], 11, None, TimeControl(120.0, 0.0)))
+                await open_page(driver, f"{base}#/live")
+                await wait_for(driver, lambda d: d.find_elements(
+                    "css selector", f'#live tr[data-game="{game}"]'), "live game listed")
+                await run(shoot, driver, "live-list")
+                await run(lambda: driver.find_element(
+                    "css selector", f'#live tr[data-game="{game}"] a').click())
+                await wait_for(driver, lambda d: d.find_elements(
+                    "css selector", "#viewer[data-move-number='0']"), "live viewer")
+                await run(driver.get_log, "performance")  # drop earlier pages' frames
+                reveals = {3, 6, 9, 12, 15}
+                for seen_moves in range(1, 9):  # Mister X moves 1..8, watched one by one
+                    turn = await _next_turn(mrx_bot)
+                    assert turn is not None
+                    move = turn["legal"][0]
+                    await mrx_bot.send(json.dumps({"type": "move", "game": game,
+                                                   "turn": turn["turn"], "move": move}))
+                    await wait_for(driver, lambda d, n=seen_moves: d.find_elements(
+                        "css selector", f"#viewer[data-move-number='{n}']"),
+                                   f"move {seen_moves} shown")
+                    state = await run(js, driver, """
+                        return {mrx: document.querySelectorAll('.mrx, .path').length,
+                                log: [...document.querySelectorAll('#travel-log .st')]
+                                  .map(s => s.textContent)};""")
+                    assert state["mrx"] == 0
+                    for slot, text in enumerate(state["log"][:seen_moves], start=1):
+                        assert (text == "?") == (slot not in reveals)
+                    if seen_moves == 4:
+                        await run(shoot, driver, "live-game")
+                    for _seat in range(2):  # the detectives answer
+                        dturn = await _next_turn(det_bot)
+                        if dturn is None:
+                            break
+                        await det_bot.send(json.dumps({
+                            "type": "move", "game": game, "turn": dturn["turn"],
+                            "move": dturn["legal"][-1]}))
+                frames = await run(_frames_received, driver)
+                assert [f for f in frames if f["type"] == "update"]
+                mrx_updates = 0
+                for frame in frames:  # nothing sent to the page holds a hidden station
+                    assert frame["type"] != "game_over"
+                    view = frame.get("view")
+                    if view is not None:
+                        assert "mrx" not in view and view["seat"] is None
+                        for slot, entry in enumerate(view["log"], start=1):
+                            assert (entry["station"] is None) == (slot not in reveals)
+                    if frame["type"] == "update" and frame["seat"] == "mrx":
+                        mrx_updates += 1
+                        assert (":" in frame["move"]) == (mrx_updates in reveals)
+                assert mrx_updates == 8
+                # Play to the end: the page switches to the stored game's full truth.
+                await _finish_turns(game, mrx_bot, det_bot)
+                await admin.result(game)
+                await wait_for(driver, lambda d: d.find_elements(
+                    "css selector", "#viewer[data-perspective='all']"), "replay after end")
+                state = await _replay_state(driver)
+                assert state["mrx"] is not None
+                assert state["frame"] == len(Database.connect(url).load_game(game).turns)
+        finally:
+            await mrx_bot.close()
+            await det_bot.close()
+
+
+async def _finish_turns(game: str, *bots: ClientConnection) -> None:
+    """Answer turns until the game is over (each bot reads its own messages)."""
+    async def play(ws: ClientConnection) -> None:
+        while (turn := await _next_turn(ws)) is not None:
+            await ws.send(json.dumps({"type": "move", "game": game, "turn": turn["turn"],
+                                      "move": turn["legal"][0]}))
+
+    await asyncio.gather(*(play(ws) for ws in bots))
