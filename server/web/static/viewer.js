@@ -64,7 +64,9 @@ function timing(turn) {
   for (const [key, value] of Object.entries(turn)) {
     if (["index", "seat", "move", "legs", "time_used", "fault", "detail"].includes(key)) continue;
     if (value === null || value === undefined) continue;
-    parts.push(`${key} ${typeof value === "number" ? fmt(value, 3) : JSON.stringify(value)}`);
+    const shown = typeof value !== "number" ? JSON.stringify(value)
+      : Number.isInteger(value) ? String(value) : fmt(value, 3);
+    parts.push(`${key} ${shown}`);
   }
   return parts.join(", ");
 }
