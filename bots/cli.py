@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from typing import Any
 
 import click
 
 from bots.client import BotClient, run_client
-from bots.registry import bot_class, bot_names, make_bot, parse_options
+from bots.registry import bot_names, make_bot, parse_options
 
 
 @click.command()
@@ -45,7 +46,9 @@ def bot(name: str, url: str, token: str | None, display: str | None, version: st
               help="First check that BOT accepts this option (repeatable; a bot's options "
               "are checked together); exit 2 with the reason if not.")
 def list_bots(as_json: bool, checks: tuple[str, ...]) -> None:
-    """List the built-in bots and the roles they can play."""
+    """List the built-in bots, the roles they can play and whether they are time-based
+    (with --json: "timed", and "cores" one move keeps busy, for the options given in
+    --check, else the defaults)."""
     by_bot: dict[str, list[str]] = {}
     for check in checks:
         name, sep, option = check.partition(":")
@@ -53,17 +56,20 @@ def list_bots(as_json: bool, checks: tuple[str, ...]) -> None:
             raise click.BadParameter(f"{check!r} must look like BOT:KEY=VALUE",
                                      param_hint="--check")
         by_bot.setdefault(name, []).append(option)
-    for name, options in by_bot.items():
-        make_bot(name, 0, parse_options(options))
-    rows = []
+    checked = {name: make_bot(name, 0, parse_options(options))
+               for name, options in by_bot.items()}
+    rows: list[dict[str, Any]] = []
     for name in bot_names():
         try:
-            roles = sorted(bot_class(name).roles)
+            bot = checked.get(name) or make_bot(name, 0)
         except Exception:  # a bot whose module is not built yet
-            roles = []
-        rows.append({"name": name, "roles": roles})
+            rows.append({"name": name, "roles": [], "timed": False, "cores": 1})
+            continue
+        rows.append({"name": name, "roles": sorted(bot.roles), "timed": bot.timed,
+                     "cores": bot.cores})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
-        click.echo(f"{row['name']:<12} {', '.join(row['roles']) or '(unavailable)'}")
+        timed = "  (time-based)" if row["timed"] else ""
+        click.echo(f"{row['name']:<12} {', '.join(row['roles']) or '(unavailable)'}{timed}")

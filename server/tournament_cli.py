@@ -36,6 +36,10 @@ from server.tournament.runner import (
 )
 from server.tournament.schedule import Format
 
+CONCURRENCY_HELP = ("Games played at once; each game slot gets its own bot processes. "
+                    "Default: one game per core (a game computes one move at a time), "
+                    "fewer for bots whose moves use several cores.")
+
 log_option = click.option(
     "--log", "child_log", type=click.Path(dir_okay=False, path_type=Path),
     help="File for the output of the local server and bot processes (appended; "
@@ -55,8 +59,7 @@ def tournament() -> None:
               default=Format.ROUND_ROBIN.value, show_default=True)
 @click.option("--pairs", default=10, show_default=True,
               help="Role-swapped pairs per pairing (2 games each).")
-@click.option("--concurrency", default=2, show_default=True, type=click.IntRange(min=1),
-              help="Games played at once.")
+@click.option("--concurrency", type=click.IntRange(min=1), help=CONCURRENCY_HELP)
 @click.option("--move-time", default=10.0, show_default=True, help="Seconds per move.")
 @click.option("--bank-time", default=0.0, show_default=True, help="Bank seconds per seat.")
 @click.option("--seed", default=0, show_default=True, help="Tournament seed.")
@@ -75,7 +78,7 @@ def tournament() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @log_option
 @db_option
-def run(rules: str, bots: str, fmt: str, pairs: int, concurrency: int, move_time: float,
+def run(rules: str, bots: str, fmt: str, pairs: int, concurrency: int | None, move_time: float,
         bank_time: float, seed: int, self_play: bool, n_detectives: int | None,
         on_timeout: str, max_illegal: int, connect_timeout: float,
         bot_options: tuple[str, ...], server_url: str | None, admin_token: str | None,
@@ -100,14 +103,13 @@ def run(rules: str, bots: str, fmt: str, pairs: int, concurrency: int, move_time
 
 @tournament.command("resume")
 @click.argument("tournament_id")
-@click.option("--concurrency", default=2, show_default=True, type=click.IntRange(min=1),
-              help="Games played at once.")
+@click.option("--concurrency", type=click.IntRange(min=1), help=CONCURRENCY_HELP)
 @click.option("--server", "server_url", help="Use a running server.")
 @click.option("--admin-token", help="Admin token of that server.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @log_option
 @db_option
-def resume(tournament_id: str, concurrency: int, server_url: str | None,
+def resume(tournament_id: str, concurrency: int | None, server_url: str | None,
            admin_token: str | None, as_json: bool, child_log: Path | None,
            db_url: str) -> None:
     """Play only the games of TOURNAMENT_ID that are not stored yet."""
@@ -145,7 +147,7 @@ def _bot_options(pairs: tuple[str, ...]) -> dict[str, list[str]]:
 
 
 def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
-          admin_token: str | None, concurrency: int, as_json: bool,
+          admin_token: str | None, concurrency: int | None, as_json: bool,
           child_log: Path | None) -> None:
     console = Console(stderr=True)
     display = _Display(db, tournament_id, console, enabled=not as_json)
@@ -164,7 +166,9 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
     runner = TournamentRunner(db, db_url, tournament_id, server_url=server_url,
                               admin_token=admin_token, concurrency=concurrency,
                               listener=display.update, child_log=child_log,
-                              on_server=watch_address)
+                              on_server=watch_address,
+                              notice=lambda text: console.print(
+                                  f"warning: {text}", highlight=False, soft_wrap=True))
     try:
         with display:
             progress = asyncio.run(runner.run())

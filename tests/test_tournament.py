@@ -106,12 +106,14 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
 def test_child_output_goes_to_the_log_not_the_terminal(tmp_path: Path) -> None:
     url, log = db_url(tmp_path), tmp_path / "children.log"
     done = yard("tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
-                "--pairs", "1", "--db", url, "--log", str(log))
+                "--pairs", "1", "--concurrency", "2", "--db", url, "--log", str(log))
     assert done.returncode == 0, done.stderr
     assert f"server and bot output: {log}" in done.stderr
     assert "played" not in done.stderr and "games stored" not in done.stderr
     children = log.read_text()
-    assert "random: played 2 games" in children and "stopped; 2 games stored" in children
+    # Two game slots: each bot ran as two processes, one game each.
+    assert children.count("random: played 1 games") == 2
+    assert "stopped; 2 games stored" in children
     done = yard("tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
                 "--pairs", "1", "--db", url, "--log", str(tmp_path / "no" / "such.log"))
     assert done.returncode == 2

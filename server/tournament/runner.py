@@ -2,10 +2,11 @@
 
 The runner is orchestration only: pairings come from :mod:`server.tournament.schedule`,
 storage from :mod:`db.store`, refereeing from the server. Without a server URL it starts
-``yard serve`` and one ``yard bot NAME`` process per bot itself (built-in bots get no back
-door: they connect exactly like a custom bot) and stops them at the end, on errors and on
-Ctrl-C. Games still running when it stops are stored by the server as ``aborted`` and stay
-pending, so ``yard tournament resume`` plays exactly what is missing.
+``yard serve`` and, per bot, one ``yard bot NAME`` process for each game slot
+(:mod:`server.tournament.pool`: concurrent games never share a bot process; built-in bots
+get no back door: they connect exactly like a custom bot) and stops them at the end, on
+errors and on Ctrl-C. Games still running when it stops are stored by the server as
+``aborted`` and stay pending, so ``yard tournament resume`` plays exactly what is missing.
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ from game.errors import YardError
 from protocol import ErrorCode, OnTimeout, Policy, StartMatch, TimeControl
 from protocol.messages import MatchResult
 from server.admin import AdminClient, AdminError
-from server.processes import Child, ProcessError, start_bot, start_server, yard_argv
+from server.processes import Child, ProcessError, start_server, yard_argv
+from server.tournament.pool import (
+    BotLaunch,
+    BotPool,
+    available_cores,
+    default_concurrency,
+    oversubscription,
+)
 from server.tournament.schedule import Format, bots_of, make_schedule, mrx_bot, team_members
 
 log = logging.getLogger(__name__)
@@ -130,15 +138,32 @@ class Progress:
 Listener = Callable[[Progress, ScheduledGame, Outcome], None]
 
 
+@dataclass(frozen=True)
+class BuiltinBot:
+    """What ``yard bots --json`` says of a built-in bot (with the tournament's options)."""
+
+    name: str
+    roles: list[str]
+    timed: bool = False
+    cores: int = 1
+
+
 class TournamentRunner:
-    """Plays the pending games of one tournament, at most ``concurrency`` at a time."""
+    """Plays the pending games of one tournament, at most ``concurrency`` at a time.
+
+    ``concurrency`` ``None`` picks it: without a server URL from the cores and the bots
+    (:func:`server.tournament.pool.default_concurrency`), with one the number of cores.
+    ``notice`` gets one-line warnings (default: the log), e.g. when time-based bots would
+    share cores.
+    """
 
     def __init__(self, db: Database, db_url: str, tournament_id: str, *,
                  server_url: str | None = None, admin_token: str | None = None,
-                 concurrency: int = 2, listener: Listener | None = None,
+                 concurrency: int | None = None, listener: Listener | None = None,
                  child_log: Path | None = None,
-                 on_server: Callable[[str], None] | None = None) -> None:
-        if concurrency < 1:
+                 on_server: Callable[[str], None] | None = None,
+                 notice: Callable[[str], None] | None = None) -> None:
+        if concurrency is not None and concurrency < 1:
             raise TournamentRunError("--concurrency must be at least 1")
         self.db = db
         self.db_url = db_url
@@ -148,12 +173,15 @@ class TournamentRunner:
         self.admin_token = admin_token
         self.concurrency = concurrency
         self.listener = listener
+        self.notice = notice or log.warning
         #: Where the local server's and bots' stderr goes (None: this process's stderr).
         self.child_log = child_log
         #: Called with the server's ``ws://`` URL once it is up (to print the web address).
         self.on_server = on_server
-        self._children: list[Child] = []
-        self._gone: set[str] = set()
+        self._server: Child | None = None
+        #: The local bot processes, one per bot and game slot (None with a server URL).
+        self.pool: BotPool | None = None
+        self._gone: set[tuple[str, str | None]] = set()
 
     async def run(self) -> Progress:
         """Play every pending game; returns the final progress counters."""
@@ -163,15 +191,22 @@ class TournamentRunner:
         if not pending:
             return progress
         try:
-            url = self.server_url or await self._start_local()
+            url = self.server_url or await self._start_local(len(pending))
             if self.on_server is not None:
                 self.on_server(url)
+            # One token per game slot: its processes' instance label (None: any session).
+            slots: asyncio.Queue[str | None] = asyncio.Queue()
+            for instance in (self.pool.instances if self.pool is not None
+                             else [None] * (self.concurrency or available_cores())):
+                slots.put_nowait(instance)
             async with AdminClient(url, self.admin_token, name="yard-tournament") as admin:
-                gate = asyncio.Semaphore(self.concurrency)
 
                 async def one(entry: ScheduledGame) -> None:
-                    async with gate:
-                        outcome = await self._play(admin, entry)
+                    instance = await slots.get()
+                    try:
+                        outcome = await self._play(admin, entry, instance)
+                    finally:
+                        slots.put_nowait(instance)
                     self._count(progress, entry, outcome)
 
                 async with asyncio.TaskGroup() as group:
@@ -192,33 +227,51 @@ class TournamentRunner:
         if self.listener is not None:
             self.listener(progress, entry, outcome)
 
-    async def _start_local(self) -> str:
-        self.spec.check_roles(await builtin_roles(self.spec.bot_options))
+    async def _start_local(self, pending: int) -> str:
+        launches = await self.launches()
+        if self.concurrency is None:
+            self.concurrency = default_concurrency(launches)
+        slots = min(self.concurrency, pending)
+        if (warning := oversubscription(slots, launches)) is not None:
+            self.notice(warning)
         try:
-            server, url = await start_server(self.db_url, "--move-time",
-                                             str(self.spec.move_time),
-                                             stderr_log=self.child_log)
-            self._children.append(server)
-            for name in self.spec.bot_names():
-                extra = [arg for opt in self.spec.bot_options.get(name, [])
-                         for arg in ("--option", opt)]
-                self._children.append(await start_bot(name, url, *extra,
-                                                      stderr_log=self.child_log))
+            self._server, url = await start_server(self.db_url, "--move-time",
+                                                   str(self.spec.move_time),
+                                                   stderr_log=self.child_log)
+            self.pool = BotPool(launches, slots, self.child_log)
+            await self.pool.start(url)
         except ProcessError as exc:
             await self._stop_local()
             where = "" if self.child_log else " (see the message above)"
             raise TournamentRunError(f"{exc}{where}") from None
+        log.info("tournament %s: bot processes (bot, instance) -> pid: %s",
+                 self.tournament_id, self.pool.pids())
         return url
 
-    async def _stop_local(self) -> None:
-        children, self._children = self._children, []
-        # Bots first, so the server sees clean disconnects only from games it aborts.
-        for child in reversed(children):
-            with contextlib.suppress(ProcessLookupError):
-                await child.stop()
+    async def launches(self) -> list[BotLaunch]:
+        """How to start each bot of the tournament (checked: names, roles, options)."""
+        bots = await builtin_bots(self.spec.bot_options)
+        self.spec.check_roles({name: bot.roles for name, bot in bots.items()})
+        out = []
+        for name in self.spec.bot_names():
+            options = [arg for opt in self.spec.bot_options.get(name, [])
+                       for arg in ("--option", opt)]
+            out.append(BotLaunch(name, ("bot", name, *options), bots[name].timed,
+                                 bots[name].cores))
+        return out
 
-    async def _play(self, admin: AdminClient, entry: ScheduledGame) -> Outcome:
-        request = self._request(entry)
+    async def _stop_local(self) -> None:
+        # Bots first, so the server sees clean disconnects only from games it aborts.
+        if self.pool is not None:
+            await self.pool.stop()
+        server, self._server = self._server, None
+        if server is not None:
+            with contextlib.suppress(ProcessLookupError):
+                await server.stop()
+
+    async def _play(self, admin: AdminClient, entry: ScheduledGame,
+                    instance: str | None = None) -> Outcome:
+        request = self._request(entry, instance)
         deadline = time.monotonic() + self.spec.connect_timeout
         while True:
             try:
@@ -227,15 +280,16 @@ class TournamentRunner:
             except AdminError as exc:
                 if exc.code is not ErrorCode.BOT_NOT_CONNECTED:
                     raise
-                missing = await self._missing(admin, entry)
-                if time.monotonic() >= deadline or missing <= self._gone:
-                    self._gone |= missing
+                missing = await self._missing(admin, entry, instance)
+                gone = {(name, instance) for name in missing}
+                if time.monotonic() >= deadline or gone <= self._gone:
+                    self._gone |= gone
                     return await self._forfeit_missing(entry, missing, str(exc))
             await asyncio.sleep(RETRY_S)  # retry back-off while a bot (re)connects
         result = await admin.result(game)
         return _outcome(result)
 
-    def _request(self, entry: ScheduledGame) -> StartMatch:
+    def _request(self, entry: ScheduledGame, instance: str | None = None) -> StartMatch:
         spec = self.spec
         return StartMatch(
             rules=spec.rules, mrx=mrx_bot(entry.mrx),
@@ -244,11 +298,13 @@ class TournamentRunner:
             time_control=TimeControl(spec.move_time, spec.bank_time),
             policy=Policy(OnTimeout(spec.on_timeout), spec.max_illegal),
             tag=str(entry.index), tournament_id=self.tournament_id,
-            schedule_id=entry.schedule_id)
+            schedule_id=entry.schedule_id, instance=instance)
 
     @staticmethod
-    async def _missing(admin: AdminClient, entry: ScheduledGame) -> set[str]:
-        connected = {bot.name for bot in await admin.list_bots()}
+    async def _missing(admin: AdminClient, entry: ScheduledGame,
+                       instance: str | None) -> set[str]:
+        connected = {bot.name for bot in await admin.list_bots()
+                     if instance is None or instance in bot.instances}
         needed = [mrx_bot(entry.mrx), *team_members(entry.detectives)]
         return {name for name in needed if name not in connected}
 
@@ -272,9 +328,15 @@ class TournamentRunner:
 
 
 async def builtin_roles(options: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
-    """Built-in bot names and their roles, asked from ``yard bots --json`` (the server side
-    never imports the bots package). ``options`` (bot -> ``key=value`` strings) are checked
-    on the way: a bot that rejects them raises :class:`TournamentRunError` with its reason."""
+    """Built-in bot names and their roles (see :func:`builtin_bots`)."""
+    return {name: bot.roles for name, bot in (await builtin_bots(options)).items()}
+
+
+async def builtin_bots(options: dict[str, list[str]] | None = None) -> dict[str, BuiltinBot]:
+    """The built-in bots by name, asked from ``yard bots --json`` (the server side never
+    imports the bots package): roles, and with ``options`` (bot -> ``key=value`` strings)
+    whether they are time-based and the cores a move needs. The options are checked on the
+    way: a bot that rejects them raises :class:`TournamentRunError` with its reason."""
     checks = [arg for name, opts in (options or {}).items() for opt in opts
               for arg in ("--check", f"{name}:{opt}")]
     proc = await asyncio.create_subprocess_exec(*yard_argv("bots", "--json", *checks),
@@ -286,7 +348,9 @@ async def builtin_roles(options: dict[str, list[str]] | None = None) -> dict[str
         raise TournamentRunError(f"--bot-option: {reason}")
     if proc.returncode != 0:
         raise TournamentRunError("`yard bots --json` failed; cannot check the bot names")
-    return {row["name"]: list(row["roles"]) for row in json.loads(out)}
+    return {row["name"]: BuiltinBot(row["name"], list(row["roles"]), bool(row.get("timed")),
+                                    max(1, int(row.get("cores", 1))))
+            for row in json.loads(out)}
 
 
 def _outcome(result: MatchResult) -> Outcome:

@@ -1,0 +1,129 @@
+"""The bot processes a tournament runner starts: one per bot and game slot.
+
+The cutechess model: a bot's compute is its own. With ``--concurrency N`` the runner plays
+at most N games at once, each in one of N *slots*, and starts every bot N times, once per
+slot; the process of slot ``k`` announces ``instance = "k"`` in its ``hello`` and the
+runner's ``start_match`` for a game in slot ``k`` names that instance. Two concurrent games
+therefore never share a bot process (or its interpreter's lock), and a time-limited bot
+gets a whole core per move as long as the slots fit the cores; moves within one game
+alternate, so a game keeps one core busy at a time (``cores`` per move, for bots that
+search in several processes).
+
+>>> launch = BotLaunch("mcts", ("bot", "mcts", "--option", "time=0.5"), timed=True)
+>>> default_concurrency([launch], cores=8)
+8
+>>> oversubscription(8, [launch], cores=8) is None
+True
+>>> oversubscription(12, [launch], cores=8).split(":")[0]
+'12 games at once with time-based bots (mcts) need 12 cores, this machine has 8'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from server.processes import Child, ProcessError
+
+
+@dataclass(frozen=True)
+class BotLaunch:
+    """How the runner starts one process of a bot.
+
+    ``args`` are ``yard`` arguments (e.g. ``bot mcts --option time=0.5``); the pool appends
+    ``--url URL --instance SLOT``, and the process must print a line starting with
+    ``connected`` once the server has welcomed it. ``name`` is the name it announces (the
+    name the schedule uses); ``timed``: its strength depends on the clock; ``cores``: the
+    cores one of its moves keeps busy.
+    """
+
+    name: str
+    args: tuple[str, ...]
+    timed: bool = False
+    cores: int = 1
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity, else the machine's count)."""
+    with contextlib.suppress(AttributeError, OSError):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def default_concurrency(launches: Sequence[BotLaunch], cores: int | None = None) -> int:
+    """Games at once so that every move gets its cores: the cores divided by the most
+    cores one move of these bots needs (one game computes one move at a time)."""
+    cores = available_cores() if cores is None else cores
+    per_move = max((launch.cores for launch in launches), default=1)
+    return max(1, cores // max(1, per_move))
+
+
+def oversubscription(games: int, launches: Sequence[BotLaunch],
+                     cores: int | None = None) -> str | None:
+    """A one-line warning when time-based bots would share cores with ``games`` at once."""
+    cores = available_cores() if cores is None else cores
+    timed = [launch for launch in launches if launch.timed]
+    if not timed:
+        return None
+    need = games * max(launch.cores for launch in timed)
+    if need <= cores:
+        return None
+    names = ", ".join(launch.name for launch in timed)
+    return (f"{games} games at once with time-based bots ({names}) need {need} cores, "
+            f"this machine has {cores}: their moves share cores and get less compute than "
+            f"their time limit suggests (lower --concurrency)")
+
+
+def instance_of(slot: int) -> str:
+    """The ``instance`` label of game slot ``slot`` (0-based): ``"1"``, ``"2"``, ..."""
+    return str(slot + 1)
+
+
+class BotPool:
+    """Every bot of a tournament started once per game slot (see the module docstring)."""
+
+    def __init__(self, launches: Sequence[BotLaunch], slots: int,
+                 stderr_log: Path | None = None) -> None:
+        if slots < 1:
+            raise ValueError("a bot pool needs at least one slot")
+        self.launches = list(launches)
+        self.slots = slots
+        self.stderr_log = stderr_log
+        self.children: dict[tuple[str, str], Child] = {}
+
+    @property
+    def instances(self) -> list[str]:
+        """The instance label of every slot."""
+        return [instance_of(slot) for slot in range(self.slots)]
+
+    async def start(self, url: str) -> None:
+        """Start every process (all at once) and wait until each is connected; on any
+        failure stop those that did start and raise :class:`ProcessError`."""
+        wanted = [(launch, instance) for instance in self.instances for launch in self.launches]
+        started = await asyncio.gather(
+            *(Child.start([*launch.args, "--url", url, "--instance", instance], "connected",
+                          stderr_log=self.stderr_log) for launch, instance in wanted),
+            return_exceptions=True)
+        failures = [result for result in started if isinstance(result, BaseException)]
+        for (launch, instance), result in zip(wanted, started, strict=True):
+            if isinstance(result, Child):
+                self.children[launch.name, instance] = result
+        if failures:
+            await self.stop()
+            first = failures[0]
+            if isinstance(first, ProcessError):
+                raise first
+            raise ProcessError(f"a bot process could not start: {first!r}") from first
+
+    async def stop(self) -> None:
+        """Stop every process (all at once)."""
+        children, self.children = list(self.children.values()), {}
+        await asyncio.gather(*(child.stop() for child in children), return_exceptions=True)
+
+    def pids(self) -> dict[tuple[str, str], int]:
+        """(bot name, instance) -> process id, for logs and tests."""
+        return {key: child.proc.pid for key, child in self.children.items()}
