@@ -74,7 +74,8 @@ class _Ratings:
 class RatingsCache:
     """Leaderboards and matrices per (ruleset, tournament, games stored).
 
-    Thread-safe: concurrent requests for the same missing key compute it once.
+    Thread-safe: concurrent requests for the same missing key compute it once; while newer
+    numbers are being computed, other requests get the previous ones at once.
     """
 
     def __init__(self, store: Database, engine: Engine, max_entries: int = 64) -> None:
@@ -84,6 +85,7 @@ class RatingsCache:
         self._entries: OrderedDict[tuple[str, str | None, int], _Ratings] = OrderedDict()
         self._lock = threading.Lock()
         self._key_locks: dict[tuple[str, str | None, int], threading.Lock] = {}
+        self._latest: dict[tuple[str, str | None], _Ratings] = {}
         self.computed = 0  # cache misses, for tests and benchmarks
 
     def counts(self, tournament_id: str | None) -> dict[str, int]:
@@ -103,6 +105,13 @@ class RatingsCache:
                 self._entries.move_to_end(key)
                 return hit
             key_lock = self._key_locks.setdefault(key, threading.Lock())
+            older = self._latest.get((ruleset, tournament_id))
+        if older is not None and not key_lock.acquire(blocking=False):
+            # Another request is computing the newer numbers (a tournament is adding
+            # games): answer with the previous ones instead of queueing behind it.
+            return older
+        if older is not None:
+            key_lock.release()
         with key_lock:
             with self._lock:
                 hit = self._entries.get(key)
@@ -112,6 +121,7 @@ class RatingsCache:
             with self._lock:
                 self.computed += 1
                 self._entries[key] = value
+                self._latest[(ruleset, tournament_id)] = value
                 self._key_locks.pop(key, None)
                 while len(self._entries) > self.max_entries:
                     self._entries.popitem(last=False)
