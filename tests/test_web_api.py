@@ -202,7 +202,11 @@ async def test_tournaments_and_live_games(seeded: Seeded, tmp_path: Path) -> Non
         [tour] = listing["tournaments"]
         assert (tour["played"], tour["scheduled"], tour["status"]) == (12, 12, "finished")
         _, one = await get_json(f"{base}api/tournaments/{seeded.tournament_id}")
-        assert one["tournament_id"] == seeded.tournament_id and "sprt" in one
+        assert one["tournament_id"] == seeded.tournament_id
+        with Database.connect(seeded.url) as store:
+            stored = store.get_tournament(seeded.tournament_id).state["sprt"]
+        assert one["sprt"] == stored == tour["sprt"]
+        assert one["sprt"]["pentanomial"] == [1, 2, 5, 2, 2]
 
 
 def test_yard_web_serves_pages_and_refuses_websockets(seeded: Seeded, tmp_path: Path) -> None:

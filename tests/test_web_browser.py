@@ -149,6 +149,8 @@ async def test_leaderboard_page_shows_the_ratings(driver: Any, seeded: Seeded) -
         await run(shoot, driver, "tournaments")
         await open_page(driver, f"{base}#/tournaments/{seeded.tournament_id}")
         await wait_for(driver, lambda d: d.find_elements("css selector", "#games tr"), "games")
+        sprt = await run(lambda: driver.find_element("id", "sprt").text)
+        assert "greedy vs random" in sprt and "1 / 2 / 5 / 2 / 2" in sprt
         await run(shoot, driver, "tournament")
         await open_page(driver, f"{base}#/games?player={XSS}")
         await wait_for(driver, lambda d: d.find_elements("css selector", "#games tbody tr"),

@@ -20,6 +20,7 @@ from db.records import GameRecord
 from db.store import Database
 from game import Move, Ticket, from_text
 from game.rules import ruleset_from_dict
+from ratings.sprt import SprtSpec, evaluate
 from server.app import MatchServer
 from server.core import ServerConfig
 from server.tournament.schedule import make_schedule, mrx_bot, team_members
@@ -74,6 +75,9 @@ def seed_database(path: Path) -> Seeded:
             store.save_game(record)
         classic = classic_record()
         store.save_game(classic)
+        # The SPRT state as the tournament runner stores it with a tournament.
+        sprt = evaluate(SprtSpec(0.0, 10.0), [1, 2, 5, 2, 2], players=("greedy", "random"))
+        store.update_tournament_state(tid, sprt=sprt.to_dict())
     return Seeded(url, tid, classic)
 
 

@@ -247,34 +247,25 @@ def _iso(moment: Any) -> str:
 # ---------------------------------------------------------------------- tournaments
 
 
-SprtReader = Any  # a function (Database, tournament id) -> JSON-ready SPRT state or None
-
-
 def tournament_dict(info: TournamentInfo, running: bool) -> dict[str, Any]:
     """A tournament as the API shows it, with ``status``: ``running`` (games being played
     on this server now), ``finished`` (every scheduled game stored) or ``stopped``."""
     status = "running" if running else "finished" if info.finished else "stopped"
     spec = info.spec
-    return {"tournament_id": info.tournament_id, "rules": spec.get("rules"),
+    state = getattr(info, "state", None) or {}
+    return {"finished_early": bool(state.get("finished")) and info.played < info.scheduled,
+            "tournament_id": info.tournament_id, "rules": spec.get("rules"),
             "bots": list(spec.get("bots") or []), "format": spec.get("format"),
             "pairs": spec.get("pairs"), "scheduled": info.scheduled, "played": info.played,
             "status": status, "created_at": info.created_at.isoformat(), "spec": spec}
 
 
-def sprt_state(store: Database, tournament_id: str) -> dict[str, Any] | None:
-    """The tournament's stored SPRT state, when this install can read one."""
-    try:
-        from server.tournament import sprt  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    reader = getattr(sprt, "read_state", None) or getattr(sprt, "load_state", None)
-    if reader is None:
-        return None
-    state = reader(store, tournament_id)
-    if state is None:
-        return None
-    to_dict = getattr(state, "to_dict", None)
-    return _clean(to_dict() if callable(to_dict) else state)  # type: ignore[no-any-return]
+def sprt_state(info: TournamentInfo) -> dict[str, Any] | None:
+    """The SPRT state the tournament runner stored with the tournament (``None``: no
+    SPRT), in :meth:`ratings.sprt.SprtState.to_dict` form."""
+    state = getattr(info, "state", None) or {}
+    sprt = state.get("sprt")
+    return _clean(sprt) if isinstance(sprt, dict) else None
 
 
 # ---------------------------------------------------------------------- replays

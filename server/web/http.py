@@ -217,7 +217,7 @@ class WebApp:
         infos = await asyncio.to_thread(self.store.list_tournaments)
         running = running_tournaments(self.live)
         return {"tournaments": [tournament_dict(i, i.tournament_id in running)
-                                for i in infos]}
+                                | {"sprt": sprt_state(i)} for i in infos]}
 
     async def _tournament(self, query: dict[str, list[str]], groups: list[str]) -> Any:
         tid = groups[0]
@@ -225,7 +225,7 @@ class WebApp:
         def read() -> dict[str, Any]:
             info = self.store.get_tournament(tid)
             out = tournament_dict(info, tid in running_tournaments(self.live))
-            out["sprt"] = sprt_state(self.store, tid)
+            out["sprt"] = sprt_state(info)
             return out
 
         return await asyncio.to_thread(read)

@@ -136,12 +136,14 @@ async function showTournaments() {
     }
     mount(body, h("table", { id: "tournaments" },
       h("thead", {}, h("tr", {}, ["tournament", "rules", "bots", "format", "progress",
-        "status", "created"].map((t) => h("th", {}, t)))),
+        "status", "SPRT", "created"].map((t) => h("th", {}, t)))),
       h("tbody", {}, data.tournaments.map((t) => h("tr", { "data-tournament": t.tournament_id },
         h("td", {}, link(t.tournament_id, `#/tournaments/${t.tournament_id}`)),
         h("td", {}, t.rules || ""), h("td", {}, t.bots.join(", ")),
         h("td", {}, t.format || ""), h("td", {}, progress(t)),
-        h("td", {}, statusBadge(t.status)), h("td", {}, when(t.created_at)))))));
+        h("td", {}, statusBadge(t.status)),
+        h("td", {}, t.sprt ? `${t.sprt.decision} (LLR ${fmt(t.sprt.llr, 2)})` : ""),
+        h("td", {}, when(t.created_at)))))));
   };
   await load();
   every(3000, load);
@@ -149,9 +151,25 @@ async function showTournaments() {
 
 function sprtBlock(sprt) {
   if (!sprt) return null;
-  const rows = Object.entries(sprt).map(([k, v]) => h("tr", {}, h("th", {}, k),
-    h("td", {}, typeof v === "number" ? fmt(v, 3) : typeof v === "object" ? JSON.stringify(v) : String(v))));
-  return [h("h2", {}, "SPRT"), h("table", { id: "sprt" }, h("tbody", {}, rows))];
+  const num = (v, d = 3) => (typeof v === "number" ? fmt(v, d) : "–");
+  const shown = new Set(["llr", "lower", "upper", "elo", "elo_ci", "decision", "pairs",
+    "pentanomial", "players", "max_pairs", "incomplete_pairs"]);
+  const players = sprt.players ? `${sprt.players[0]} vs ${sprt.players[1]}` : "";
+  const rows = [
+    ["decision", h("span", { class: `badge sprt-${sprt.decision}` }, String(sprt.decision))],
+    ["players", players],
+    ["LLR", `${num(sprt.llr)} (bounds ${num(sprt.lower)} … ${num(sprt.upper)})`],
+    ["Elo", `${num(sprt.elo, 1)} (95% ${sprt.elo_ci ? `${num(sprt.elo_ci[0], 1)} … ${num(sprt.elo_ci[1], 1)}` : "–"})`],
+    ["pairs", `${sprt.pairs}${sprt.max_pairs ? ` of at most ${sprt.max_pairs}` : ""}` +
+      `${sprt.incomplete_pairs ? ` (+${sprt.incomplete_pairs} incomplete)` : ""}`],
+    ["pentanomial", (sprt.pentanomial || []).join(" / ")],
+    ...Object.entries(sprt).filter(([k]) => !shown.has(k))
+      .map(([k, v]) => [k, typeof v === "object" ? JSON.stringify(v) : String(v)]),
+  ];
+  const bar = h("progress", { id: "sprt-llr", max: 1000,
+    value: Math.round(1000 * Math.min(1, Math.max(0, (sprt.llr - sprt.lower) / ((sprt.upper - sprt.lower) || 1)))) });
+  return [h("h2", {}, "SPRT"), h("p", {}, `H0 ${num(sprt.lower)} `, bar, ` H1 ${num(sprt.upper)}`),
+    h("table", { id: "sprt" }, h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v)))))];
 }
 
 async function showTournament(id) {
