@@ -205,7 +205,7 @@ export async function showReplay(main, id, params) {
   jump.addEventListener("change", () => go(parseInt(jump.value, 10) || 0));
   playBtn.addEventListener("click", toggle);
   const onKey = (event) => {
-    if (event.target instanceof HTMLInputElement && event.target.type === "number") return;
+    if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
     if (event.key === "ArrowRight") go(index + 1);
     else if (event.key === "ArrowLeft") go(index - 1);
     else if (event.key === "Home") go(0);
