@@ -92,7 +92,8 @@ def replay(game_id: str, db_url: str, perspective: str, as_json: bool,
         game = _game_from_file(file, game_id)
     else:
         with Database.connect(db_url, create=False) as store:
-            game = stored_game(store, game_id)
+            game = stored_game(store, game_id) if as_json else \
+                PortableGame(store.load_game(game_id))
     if as_json:
         click.echo(to_line(game.record, game.tournament, game.entry))
         return
