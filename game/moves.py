@@ -11,6 +11,7 @@ Move(ticket=<Ticket.BUS: 1>, to=52, ticket2=<Ticket.TAXI: 0>, to2=13)
 
 from __future__ import annotations
 
+import re
 from enum import IntEnum
 from typing import NamedTuple
 
@@ -29,7 +30,6 @@ class Ticket(IntEnum):
 
 TICKET_NAMES = {t: t.name.lower() for t in Ticket}
 _BY_NAME = {name: t for t, name in TICKET_NAMES.items()}
-_BY_NAME.update({"black": Ticket.SECRET, "x2": Ticket.DOUBLE, "ug": Ticket.UNDERGROUND})
 
 
 class Move(NamedTuple):
@@ -61,31 +61,31 @@ class Move(NamedTuple):
 
     @classmethod
     def parse(cls, text: str) -> Move:
-        """Parse ``ticket:station`` or ``ticket:station+ticket:station``.
+        """Parse ``ticket:station`` or ``ticket:station+ticket:station``, exactly as
+        :meth:`__str__` writes them: a lowercase ticket name (``taxi``, ``bus``,
+        ``underground``, ``secret``), a colon, ASCII digits without a leading zero; no
+        spaces. One text per move, so a move is refereed, stored and compared as written.
 
         Raises :class:`MoveParseError` for anything else.
+
+        >>> Move.parse("taxi:04")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        game.errors.MoveParseError: move 'taxi:04': expected 'ticket:station' ...
         """
         if not isinstance(text, str) or len(text) > 64:
             raise MoveParseError(f"move must be a short string, got {text!r:.80}")
-        legs = text.strip().lower().split("+")
-        if len(legs) > 2:
-            raise MoveParseError(f"move {text!r} has more than two legs")
-        parsed = [_parse_leg(leg, text) for leg in legs]
-        if len(parsed) == 1:
-            return cls(*parsed[0])
-        return cls(parsed[0][0], parsed[0][1], parsed[1][0], parsed[1][1])
+        found = _MOVE.fullmatch(text)
+        if found is None:
+            raise MoveParseError(f"move {text!r}: expected 'ticket:station' with ticket one "
+                                 "of taxi, bus, underground, secret and station a number "
+                                 "without leading zeros")
+        first, to, second, to2 = found.groups()
+        if second is None:
+            return cls(_BY_NAME[first], int(to))
+        return cls(_BY_NAME[first], int(to), _BY_NAME[second], int(to2))
 
 
-def _parse_leg(leg: str, whole: str) -> tuple[Ticket, int]:
-    name, sep, station = leg.partition(":")
-    ticket = _BY_NAME.get(name.strip())
-    if not sep or ticket is None or ticket is Ticket.DOUBLE:
-        raise MoveParseError(f"move {whole!r}: expected 'ticket:station' with ticket one of "
-                             "taxi, bus, underground, secret")
-    try:
-        number = int(station)
-    except ValueError:
-        raise MoveParseError(f"move {whole!r}: station {station!r} is not a number") from None
-    if number < 1:
-        raise MoveParseError(f"move {whole!r}: station numbers start at 1")
-    return ticket, number
+_LEG = r"(taxi|bus|underground|secret):([1-9][0-9]{0,8})"
+_MOVE = re.compile(rf"{_LEG}(?:\+{_LEG})?", re.ASCII)
+"""The canonical text of a move (what :meth:`Move.__str__` writes)."""

@@ -10,12 +10,17 @@ Ping(nonce=None)
 Traceback (most recent call last):
 ...
 protocol.errors.ProtocolError: ping: unexpected field 'extra'
+>>> decode('{"type": "hello", "protocol": 1, "name": "x\\\\udfff"}')  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+protocol.errors.ProtocolError: message.name: a string holds a lone surrogate (not valid ...
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import types
 import typing
 from enum import Enum
@@ -50,7 +55,39 @@ def decode(text: str | bytes, max_size: int = DEFAULT_MAX_SIZE) -> Message:
         data = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(ErrorCode.BAD_JSON, f"frame is not valid JSON: {exc}") from None
+    if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("latin-1")):
+        _check_unicode(data, "message")
     return from_json(data)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of a UTF-16 surrogate (D800-DFFF): JSON can spell a lone surrogate,
+which no UTF-8 text (a database, a log file) can hold. Only frames with one are searched
+string by string."""
+
+
+def _check_unicode(value: Any, where: str) -> None:
+    """Raise ``bad_value`` if a string anywhere in ``value`` (keys included) holds a lone
+    surrogate (a valid pair is decoded by :func:`json.loads` into one character)."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            strings = [item]
+        elif isinstance(item, dict):
+            strings = list(item)
+            stack += [(v, f"{path}.{k}"[:80]) for k, v in item.items()]
+        elif isinstance(item, list):
+            strings = []
+            stack += [(v, f"{path}[{i}]") for i, v in enumerate(item)]
+        else:
+            continue
+        for text in strings:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ProtocolError(ErrorCode.BAD_VALUE, f"{path}: a string holds a lone "
+                                    "surrogate (not valid Unicode text)") from None
 
 
 def from_json(data: Any) -> Message:

@@ -41,6 +41,7 @@ class ErrorCode(Enum):
     BAD_MATCH = "bad_match"
     RATE_LIMITED = "rate_limited"
     SHUTTING_DOWN = "shutting_down"
+    STORE_FAILED = "store_failed"
 
 
 class ProtocolError(YardError):

@@ -101,7 +101,8 @@ class AdminClient:
         return reply.game
 
     async def result(self, game: str, timeout: float | None = None) -> MatchResult:
-        """Wait for the result of ``game`` (pushed once its record is stored)."""
+        """Wait for the result of ``game`` (pushed once its record is stored; raises
+        :class:`AdminError` with code ``store_failed`` when the server could not store it)."""
         future = self._results.setdefault(game, asyncio.get_running_loop().create_future())
         result = await asyncio.wait_for(asyncio.shield(future), timeout)
         self._results.pop(game, None)
@@ -123,6 +124,14 @@ class AdminClient:
                         msg.game, asyncio.get_running_loop().create_future())
                     if not future.done():
                         future.set_result(msg)
+                elif (isinstance(msg, Error) and msg.code is ErrorCode.STORE_FAILED
+                      and msg.ref is not None):
+                    # The game ended but its record was not committed: no result.
+                    future = self._results.setdefault(
+                        msg.ref, asyncio.get_running_loop().create_future())
+                    if not future.done():
+                        future.set_exception(AdminError(msg.code, msg.message))
+                        future.add_done_callback(_retrieved)
                 elif isinstance(msg, Bots | MatchStarted | Error):
                     self._replies.put_nowait(msg)
         except ConnectionClosed:

@@ -1,9 +1,15 @@
 """The asyncio shell around :class:`server.core.Core`: websockets in, frames out, timers.
 
 Each connection gets a reader loop (frames -> ``Core.receive``) and a writer task fed by a
-queue, so a slow client never blocks another. One timer task calls ``Core.tick`` at the
-next deadline. Finished games are stored off the event loop (``asyncio.to_thread``) before
-their ``match_result`` goes to the admin connection that started them.
+bounded outbox, so a slow client never blocks another, and one that does not read at all is
+disconnected once ``max_send_bytes`` are waiting for it. A connection that has not sent
+``hello`` within ``hello_timeout_s`` is closed. Open sockets are capped in all and per
+remote address: one over a cap gets an HTTP 503 with the reason (and beyond a margin is
+dropped at once), so a flood cannot use up the process's file descriptors. One timer task
+calls ``Core.tick`` at the next deadline. Finished games are stored off the event loop
+(``asyncio.to_thread``) before their ``match_result`` goes to the admin connection that
+started them; a game that cannot be stored is kept in a fallback file and the admin gets
+an ``error`` (``store_failed``) instead.
 
 >>> import asyncio
 >>> async def demo() -> str:
@@ -19,18 +25,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import http
 import logging
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Protocol
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
 
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed, PayloadTooBig
 from websockets.http11 import Request, Response
 
 from db.records import GameRecord
-from protocol import ErrorCode, encode
+from protocol import Error, ErrorCode, encode
 from server.core import Close, Core, Finished, Output, Send, ServerConfig
 
 log = logging.getLogger(__name__)
@@ -48,6 +59,12 @@ class GameSink(Protocol):
 
 
 SHUTDOWN_REASON = "server shutting down"
+CLOSE_TIMEOUT_S = 3.0
+"""Seconds a closing handshake may take before the socket is dropped."""
+OVERFLOW_CLOSE_S = 1.0
+"""Seconds a client over its send buffer gets for the close frame before it is dropped."""
+STORE_RETRIES_S = (0.2, 1.0)
+"""Waits before the second and third attempt to store a finished game."""
 
 
 def _close_code(reason: str) -> int:
@@ -57,9 +74,123 @@ def _close_code(reason: str) -> int:
     return 1008 if "violation" in reason else 1000
 
 
+def refusal_slots(max_connections: int) -> int:
+    """Sockets over ``max_connections`` still answered with a 503 (beyond: dropped)."""
+    return max(16, max_connections // 8)
+
+
 class _CloseMarker:
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, code: int | None = None) -> None:
         self.reason = reason
+        self.code = _close_code(reason) if code is None else code
+
+
+class _Outbox:
+    """Frames waiting for one connection's writer, at most ``limit`` bytes of them."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.items: deque[str] = deque()
+        self.bytes = 0
+        self.closing: _CloseMarker | None = None
+        self.overflowed = False
+        self.ready = asyncio.Event()
+
+    def put(self, text: str) -> bool:
+        """Queue ``text``; ``False`` (and nothing queued) if that would pass the limit."""
+        if self.closing is not None or self.overflowed:
+            return True
+        if self.bytes + len(text) > self.limit:
+            self.overflowed = True
+            self.items.clear()
+            self.bytes = 0
+            return False
+        self.items.append(text)
+        self.bytes += len(text)
+        self.ready.set()
+        return True
+
+    def close(self, marker: _CloseMarker) -> None:
+        """Close after the frames already queued."""
+        if self.closing is None:
+            self.closing = marker
+            self.ready.set()
+
+    async def get(self) -> str | _CloseMarker:
+        """The next frame, or the close marker once every frame is out."""
+        while True:
+            if self.items:
+                text = self.items.popleft()
+                self.bytes -= len(text)
+                return text
+            if self.closing is not None:
+                return self.closing
+            self.ready.clear()
+            await self.ready.wait()
+
+
+class _Gate:
+    """Counts open sockets in all and per remote address; decides who is refused."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.total = 0
+        self.per_address: dict[str, int] = {}
+        self.refused = 0
+
+    def admit(self, address: str) -> str | None:
+        """Count a new socket from ``address``; the reason to refuse it, or ``None``."""
+        self.total += 1
+        count = self.per_address[address] = self.per_address.get(address, 0) + 1
+        if self.total > self.config.max_connections:
+            return f"too many connections (server limit {self.config.max_connections})"
+        if count > self.config.max_per_address:
+            return (f"too many connections from {address} "
+                    f"(limit {self.config.max_per_address} per address)")
+        return None
+
+    def release(self, address: str) -> None:
+        """A socket counted by :meth:`admit` closed."""
+        self.total -= 1
+        left = self.per_address.get(address, 1) - 1
+        if left > 0:
+            self.per_address[address] = left
+        else:
+            self.per_address.pop(address, None)
+
+    def hopeless(self) -> bool:
+        """So many sockets that even a refusal would cost too much: drop at once."""
+        return self.total > self.config.max_connections + refusal_slots(
+            self.config.max_connections)
+
+
+class _GatedConnection(ServerConnection):
+    """A websockets server connection counted by a :class:`_Gate` from accept to close."""
+
+    gate: ClassVar[_Gate]
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        peer = transport.get_extra_info("peername")
+        self.yard_address = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
+        self.yard_refusal = self.gate.admit(self.yard_address)
+        super().connection_made(transport)
+        if self.yard_refusal is not None:
+            self.gate.refused += 1
+            if self.gate.hopeless() and isinstance(transport, asyncio.WriteTransport):
+                transport.abort()  # no 503 either: keep descriptors for real clients
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self.gate.release(self.yard_address)
+
+
+def _refusal(text: str) -> Response:
+    body = (text + "\n").encode()
+    headers = Headers([("Content-Type", "text/plain; charset=utf-8"),
+                       ("Content-Length", str(len(body))), ("Connection", "close"),
+                       ("Retry-After", "5")])
+    status = http.HTTPStatus.SERVICE_UNAVAILABLE
+    return Response(status.value, status.phrase, headers, body)
 
 
 class MatchServer:
@@ -74,23 +205,46 @@ class MatchServer:
         self.port = port
         self.url = ""
         self._server: Server | None = None
-        self._queues: dict[int, asyncio.Queue[str | _CloseMarker]] = {}
+        self._outboxes: dict[int, _Outbox] = {}
+        self._sockets: dict[int, ServerConnection] = {}
         self._wake = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
         self._saves: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._gate = _Gate(config)
+        self._previous_handler: Any = None
         self.games_saved = 0
+        #: Games that could not be stored (each kept in :attr:`fallback_path` if set).
+        self.store_failures = 0
+        #: Where a game that cannot be stored is appended (one JSON record per line, as
+        #: ``yard export --what records`` writes them; ``yard import`` reads it).
+        self.fallback_path: Path | None = None
+        #: Clients disconnected for not reading their messages.
+        self.overflows = 0
         #: Answers plain HTTP requests on the same port (``server.web.http.WebApp``).
         self.process_request: Callable[[ServerConnection, Request],
                                        Awaitable[Response | None]] | None = None
 
+    @property
+    def open_sockets(self) -> int:
+        """Sockets open now (websocket, HTTP, or still in their handshake)."""
+        return self._gate.total
+
     async def start(self) -> str:
         """Start listening; returns ``ws://HOST:PORT`` with the real port."""
-        self._server = await serve(self._handle, self.host, self.port, compression=None,
-                                   max_size=self.core.config.max_size * FRAME_SLACK,
-                                   process_request=self.process_request)
+        config = self.core.config
+        gated = type("GatedConnection", (_GatedConnection,), {"gate": self._gate})
+        self._server = await serve(
+            self._handle, self.host, self.port, compression=None,
+            max_size=config.max_size * FRAME_SLACK, process_request=self._process_request,
+            create_connection=gated, open_timeout=max(config.hello_timeout_s, 0.1),
+            close_timeout=CLOSE_TIMEOUT_S)
         port = self._server.sockets[0].getsockname()[1] if self._server.sockets else self.port
         self.url = f"ws://{self.host}:{port}"
         self._timer = asyncio.create_task(self._run_timer())
+        loop = asyncio.get_running_loop()
+        self._previous_handler = loop.get_exception_handler()
+        loop.set_exception_handler(self._loop_exception)
         log.info("listening on %s", self.url)
         return self.url
 
@@ -99,28 +253,72 @@ class MatchServer:
         self._apply(self.core.shutdown(time.monotonic()))
         if self._saves:
             await asyncio.gather(*self._saves, return_exceptions=True)
-        for queue in self._queues.values():
-            queue.put_nowait(_CloseMarker(SHUTDOWN_REASON))
+        for outbox in self._outboxes.values():
+            outbox.close(_CloseMarker(SHUTDOWN_REASON))
         if self._timer is not None:
             self._timer.cancel()
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        for task in list(self._tasks):
+            task.cancel()
+        with contextlib.suppress(RuntimeError):
+            loop = asyncio.get_running_loop()
+            if loop.get_exception_handler() == self._loop_exception:
+                loop.set_exception_handler(self._previous_handler)
 
     # ------------------------------------------------------------------ connections
 
+    async def _process_request(self, connection: ServerConnection, request: Request
+                               ) -> Response | None:
+        refusal = getattr(connection, "yard_refusal", None)
+        if refusal is not None:
+            return _refusal(refusal)
+        if self.process_request is not None:
+            return await self.process_request(connection, request)
+        return None
+
+    def _loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]
+                        ) -> None:
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
+            # asyncio stops accepting for a second by itself; say so in one line, not a
+            # traceback per attempt (repeats are thinned out by server.logs).
+            log.error("cannot accept connections: %s (%d sockets open); accepting "
+                      "again in a second", exc.strerror, self._gate.total)
+            return
+        if self._previous_handler is not None:
+            self._previous_handler(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
     async def _handle(self, ws: ServerConnection) -> None:
         conn = self.core.connect(time.monotonic())
-        queue: asyncio.Queue[str | _CloseMarker] = asyncio.Queue()
-        self._queues[conn] = queue
-        writer = asyncio.create_task(self._write(ws, queue))
+        outbox = _Outbox(self.core.config.max_send_bytes)
+        self._outboxes[conn] = outbox
+        self._sockets[conn] = ws
+        writer = asyncio.create_task(self._write(ws, outbox))
+        timer = asyncio.get_running_loop().call_later(
+            self.core.config.hello_timeout_s, self._hello_due, conn)
         try:
             await self._read(ws, conn)
         finally:
-            self._queues.pop(conn, None)
+            timer.cancel()
+            self._outboxes.pop(conn, None)
+            self._sockets.pop(conn, None)
             self._apply(self.core.disconnect(conn, time.monotonic()))
-            queue.put_nowait(_CloseMarker("connection closed"))
-            await writer
+            outbox.close(_CloseMarker("connection closed"))
+            if outbox.overflowed:
+                writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
+
+    def _hello_due(self, conn: int) -> None:
+        state = self.core.conns.get(conn)
+        outbox = self._outboxes.get(conn)
+        if state is not None and state.session is None and outbox is not None:
+            seconds = self.core.config.hello_timeout_s
+            outbox.close(_CloseMarker(f"no hello within {seconds:g} s", 1008))
 
     async def _read(self, ws: ServerConnection, conn: int) -> None:
         try:
@@ -132,17 +330,36 @@ class MatchServer:
         except ConnectionClosed:
             pass
 
-    async def _write(self, ws: ServerConnection, queue: asyncio.Queue[str | _CloseMarker]
-                     ) -> None:
+    async def _write(self, ws: ServerConnection, outbox: _Outbox) -> None:
         try:
             while True:
-                item = await queue.get()
+                item = await outbox.get()
                 if isinstance(item, _CloseMarker):
-                    await ws.close(_close_code(item.reason), item.reason[:120])
+                    await ws.close(item.code, item.reason[:120])
                     return
                 await ws.send(item)
         except ConnectionClosed:
             return
+
+    def _overflow(self, conn: int, outbox: _Outbox) -> None:
+        """``conn`` has ``max_send_bytes`` waiting: it is not reading. Drop it."""
+        self.overflows += 1
+        log.warning("connection %d: more than %d bytes unread; disconnected", conn,
+                    outbox.limit)
+        ws = self._sockets.get(conn)
+        if ws is not None:
+            task = asyncio.create_task(self._drop(ws, outbox.limit))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _drop(self, ws: ServerConnection, limit: int) -> None:
+        try:
+            async with asyncio.timeout(OVERFLOW_CLOSE_S):
+                await ws.close(1008, f"send buffer full ({limit} bytes unread): not reading")
+        except (TimeoutError, ConnectionClosed):
+            pass
+        finally:
+            ws.transport.abort()
 
     # ------------------------------------------------------------------ outputs
 
@@ -155,9 +372,9 @@ class MatchServer:
                     texts[key] = encode(output.message)
                 self._send(output.conn, texts[key])
             elif isinstance(output, Close):
-                queue = self._queues.get(output.conn)
-                if queue is not None:
-                    queue.put_nowait(_CloseMarker(output.reason))
+                outbox = self._outboxes.get(output.conn)
+                if outbox is not None:
+                    outbox.close(_CloseMarker(output.reason, output.code))
             elif isinstance(output, Finished):
                 task = asyncio.create_task(self._store(output))
                 self._saves.add(task)
@@ -165,20 +382,63 @@ class MatchServer:
         self._wake.set()
 
     def _send(self, conn: int, text: str) -> None:
-        queue = self._queues.get(conn)
-        if queue is not None:
-            queue.put_nowait(text)
+        outbox = self._outboxes.get(conn)
+        if outbox is not None and not outbox.put(text):
+            self._overflow(conn, outbox)
 
     async def _store(self, finished: Finished) -> None:
         record = finished.record
         if self.sink is not None:
-            try:
-                await asyncio.to_thread(self.sink.save_game, record)
-                self.games_saved += 1
-            except Exception:
-                log.exception("game %s: storing the record failed", record.game_id)
+            problem = await self._save(record)
+            if problem is not None:
+                self.store_failures += 1
+                kept = await self._keep(record)
+                where = f"kept in {kept}" if kept else "NOT kept anywhere"
+                log.error("game %s: storing the record failed (%s); %s", record.game_id,
+                          problem, where)
+                if finished.notify is not None:
+                    self._send(finished.notify, encode(Error(
+                        ErrorCode.STORE_FAILED, f"game {record.game_id} finished but was not "
+                        f"stored ({problem[:200]}); {where}", record.game_id)))
+                return
+            self.games_saved += 1
         if finished.notify is not None:
             self._send(finished.notify, encode(finished.result))
+
+    async def _save(self, record: GameRecord) -> str | None:
+        """Store ``record`` (three tries); ``None`` on success, else the last error."""
+        assert self.sink is not None
+        problem = "not tried"
+        for wait in (0.0, *STORE_RETRIES_S):
+            if wait:
+                await asyncio.sleep(wait)  # back-off before a retry, not synchronisation
+            try:
+                await asyncio.to_thread(self.sink.save_game, record)
+                return None
+            except Exception as exc:  # any sink error: keep the game, tell the admin
+                problem = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        return problem
+
+    async def _keep(self, record: GameRecord) -> Path | None:
+        """Append ``record`` to the fallback file; its path, or ``None`` if that failed."""
+        path = self.fallback_path
+        if path is None:
+            return None
+        try:
+            from db.portable import to_line
+
+            line = to_line(record) + "\n"
+
+            def append() -> None:
+                with path.open("a", encoding="utf-8") as out:
+                    out.write(line)
+
+            await asyncio.to_thread(append)
+            return path
+        except Exception:
+            log.exception("game %s: writing the fallback record to %s failed",
+                          record.game_id, path)
+            return None
 
     async def _run_timer(self) -> None:
         while True:

@@ -19,8 +19,10 @@ from game.errors import YardError
 from protocol import OnTimeout, Policy, StartMatch, TimeControl, to_json
 from protocol.messages import MatchResult
 from server.admin import AdminClient, AdminError
-from server.app import GameSink, MatchServer
+from server.app import GameSink, MatchServer, refusal_slots
 from server.core import ServerConfig
+from server.logs import configure as configure_logging
+from server.logs import raise_open_file_limit
 from server.processes import Child, start_bot, start_server
 
 
@@ -76,9 +78,19 @@ def _open_db(url: str) -> GameSink:
               help="Seconds a disconnected bot has to resume before it forfeits.")
 @click.option("--ready-file", type=click.Path(dir_okay=False),
               help="Write the server URL here once listening.")
+@click.option("--max-connections", default=1024, show_default=True,
+              type=click.IntRange(1), help="Open sockets in all (more get HTTP 503).")
+@click.option("--max-per-address", default=256, show_default=True,
+              type=click.IntRange(1), help="Open sockets per remote address.")
+@click.option("--hello-timeout", default=5.0, show_default=True,
+              type=click.FloatRange(0, min_open=True),
+              help="Seconds a connection has to send hello before it is closed.")
+@click.option("--send-buffer-kib", default=1024, show_default=True, type=click.IntRange(1),
+              help="KiB of unread messages a client may have before it is disconnected.")
 def serve(host: str, port: int, db_url: str, token_file: str | None,
           bot_token: tuple[str, ...], admin_token: str | None, move_time: float,
-          bank_time: float, grace: float, ready_file: str | None) -> None:
+          bank_time: float, grace: float, ready_file: str | None, max_connections: int,
+          max_per_address: int, hello_timeout: float, send_buffer_kib: int) -> None:
     """Run a match server until SIGINT/SIGTERM (running games are stored as aborted).
 
     Every option is checked, and the port bound, before the database is opened or created.
@@ -94,8 +106,49 @@ def serve(host: str, port: int, db_url: str, token_file: str | None,
         raise ServerConfigError("--move-time must be > 0, --bank-time and --grace >= 0")
     config = ServerConfig(bot_tokens=bots, admin_token=admin,
                           admin_open=admin is None and is_loopback(host),
-                          time_control=TimeControl(move_time, bank_time), grace_s=grace)
+                          time_control=TimeControl(move_time, bank_time), grace_s=grace,
+                          hello_timeout_s=hello_timeout, max_send_bytes=send_buffer_kib * 1024,
+                          max_connections=max_connections,
+                          max_per_address=min(max_per_address, max_connections))
+    configure_logging()
+    _fit_open_files(config)
     asyncio.run(_serve(config, db_url, host, port, ready_file))
+
+
+FD_RESERVE = 128
+"""Open files kept for everything but client sockets (database, logs, bot pipes)."""
+
+
+def _fit_open_files(config: ServerConfig) -> None:
+    """Raise the open-file limit to what the connection cap needs; if the hard limit is
+    lower, lower the cap to fit (with a warning), so a flood meets a clear 503 instead of
+    failing accept() calls."""
+    def need(cap: int) -> int:
+        return cap + refusal_slots(cap) + FD_RESERVE
+
+    limit = raise_open_file_limit(need(config.max_connections))
+    if limit >= need(config.max_connections):
+        return
+    cap = config.max_connections
+    while cap > 1 and need(cap) > limit:
+        cap = max(1, min(cap - 1, cap * 9 // 10))
+    click.echo(f"warning: open-file limit {limit} is too low for --max-connections "
+               f"{config.max_connections}; using {cap}", err=True)
+    config.max_connections = cap
+    config.max_per_address = min(config.max_per_address, cap)
+
+
+def fallback_path(db_url: str) -> Path:
+    """Where games that cannot be stored are kept: next to a SQLite file, else here."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        url = make_url(db_url)
+    except Exception:  # any unparsable URL: the current folder
+        return Path("yard-unsaved-games.jsonl")
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        return Path(f"{url.database}.unsaved.jsonl")
+    return Path("yard-unsaved-games.jsonl")
 
 
 async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
@@ -118,6 +171,7 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
         await server.stop()
         raise
     server.sink = sink
+    server.fallback_path = fallback_path(db_url)
     if ready_file:
         tmp = Path(f"{ready_file}.tmp")
         tmp.write_text(url + "\n")
@@ -138,7 +192,9 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
     close = getattr(sink, "close", None)
     if callable(close):
         close()
-    click.echo(f"stopped; {server.games_saved} games stored", err=True)
+    lost = f", {server.store_failures} NOT stored (see {server.fallback_path})" \
+        if server.store_failures else ""
+    click.echo(f"stopped; {server.games_saved} games stored{lost}", err=True)
 
 
 @click.command()

@@ -64,10 +64,12 @@ class Send:
 
 @dataclass(frozen=True)
 class Close:
-    """Close connection ``conn``."""
+    """Close connection ``conn`` (``code``: the websocket close code, 1000 when omitted
+    except for violations, 1008)."""
 
     conn: int
     reason: str
+    code: int | None = None
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,11 @@ Output = Send | Close | Finished
 
 @dataclass
 class ServerConfig:
-    """Server policy knobs. ``admin_open`` allows admin actions without a token (the
-    shell sets it only for loopback servers without an admin token)."""
+    """Server policy knobs. ``admin_open`` allows admin connections (``hello`` role
+    ``admin``) without a token (the shell sets it only for loopback servers without an
+    admin token). The last four are enforced by the asyncio shell: seconds a connection
+    has to send ``hello``, bytes queued for a client that does not read before it is
+    disconnected, open sockets in all and per remote address."""
 
     bot_tokens: dict[str, str] = field(default_factory=dict)
     admin_token: str | None = None
@@ -96,6 +101,10 @@ class ServerConfig:
     rate_per_s: float = 200.0
     burst: float = 400.0
     max_violations: int = 25
+    hello_timeout_s: float = 5.0
+    max_send_bytes: int = 1 << 20
+    max_connections: int = 1024
+    max_per_address: int = 256
 
 
 @dataclass
@@ -172,6 +181,9 @@ class Core:
         if not conn.bucket.take(now):
             return self._rate_limited(conn)
         conn.limited_notice = False
+        if not isinstance(text, str):
+            return self._violation(conn, ErrorCode.BAD_JSON, "binary frame: every message is "
+                                   "a JSON object in a text frame", now)
         try:
             message = decode(text, self.config.max_size)
         except ProtocolError as exc:
@@ -212,24 +224,25 @@ class Core:
     # ------------------------------------------------------------------ dispatch
 
     def _dispatch(self, conn: Connection, message: Message, now: float) -> list[Output]:
-        if isinstance(message, Ping):
-            return [Send(conn.id, Pong(message.nonce))]
-        if isinstance(message, Pong):
-            return []
+        if not isinstance(message, CLIENT_TYPES):
+            return self._violation(conn, ErrorCode.UNKNOWN_TYPE,
+                                   f"{message.TYPE} is a server-to-client message", now)
         if isinstance(message, Hello):
             return self._hello(conn, message, now)
         session = conn.session
         if session is None:
             return self._violation(conn, ErrorCode.NOT_AUTHENTICATED,
                                    f"send hello before {message.TYPE}", now)
+        if isinstance(message, Ping):
+            return [Send(conn.id, Pong(message.nonce))]
+        if isinstance(message, Pong):
+            return []
         if isinstance(message, MoveMsg):
             return self._move(conn, session, message, now)
         if isinstance(message, Watch):
             return self._watch(conn, message)
-        if isinstance(message, ListBots | StartMatch):
-            return self._admin(conn, session, message, now)
-        raise ProtocolError(ErrorCode.UNKNOWN_TYPE,
-                            f"{message.TYPE} is a server-to-client message")
+        assert isinstance(message, ListBots | StartMatch)
+        return self._admin(conn, session, message, now)
 
     def _hello(self, conn: Connection, hello: Hello, now: float) -> list[Output]:
         if conn.session is not None:
@@ -238,21 +251,25 @@ class Core:
             return self._refuse(conn, ErrorCode.UNSUPPORTED_VERSION,
                                 f"protocol {hello.protocol} is not supported; this server "
                                 f"speaks {PROTOCOL_VERSION}")
-        if hello.resume is not None:
-            return self._resume(conn, hello.resume, now)
+        problem = _check_labels(hello)
+        if problem is not None:
+            return self._violation(conn, ErrorCode.BAD_VALUE, problem, now)
         if hello.role is Role.BOT and not self._bot_token_ok(hello):
             return self._refuse(conn, ErrorCode.BAD_TOKEN,
                                 f"bot {hello.name!r:.40} needs a valid token")
-        admin = self.config.admin_open or _secret_matches(self.config.admin_token, hello.token)
+        admin = hello.role is Role.ADMIN and (
+            self.config.admin_open or _secret_matches(self.config.admin_token, hello.token))
         if hello.role is Role.ADMIN and not admin:
             return self._refuse(conn, ErrorCode.BAD_TOKEN, "admin actions need the admin token")
-        instance = None if hello.instance is None else hello.instance[:64]
-        session = Session(self.new_id("s"), hello.name[:64], hello.version[:64], hello.role,
-                          admin, secrets.token_urlsafe(18), conn.id, instance=instance)
+        if hello.resume is not None:
+            return self._resume(conn, hello, hello.resume, now)
+        session = Session(self.new_id("s"), hello.name, hello.version, hello.role,
+                          admin, secrets.token_urlsafe(18), conn.id, instance=hello.instance)
         self.sessions[session.id] = session
         conn.session = session
         log.info("session %s: %s %s (%s%s)", session.id, session.name, session.version,
-                 session.role.value, "" if instance is None else f", instance {instance}")
+                 session.role.value, "" if hello.instance is None
+                 else f", instance {hello.instance}")
         return [Send(conn.id, self._welcome(session, []))]
 
     def _bot_token_ok(self, hello: Hello) -> bool:
@@ -261,17 +278,22 @@ class Core:
             return True
         return _secret_matches(tokens.get(hello.name), hello.token)
 
-    def _resume(self, conn: Connection, token: str, now: float) -> list[Output]:
+    def _resume(self, conn: Connection, hello: Hello, token: str, now: float
+                ) -> list[Output]:
+        # The token only works together with the name and role it was issued to (whose
+        # bot or admin token ``_hello`` has checked), and only once: it is rotated.
         session = next((s for s in self.sessions.values()
                         if _secret_matches(s.resume_token, token)), None)
-        if session is None:
+        if session is None or session.name != hello.name or session.role is not hello.role:
             return self._refuse(conn, ErrorCode.BAD_RESUME_TOKEN,
-                                "no session with that resume token (expired or unknown)")
+                                "no session of yours with that resume token (expired, "
+                                "already used or unknown)")
         out: list[Output] = []
         if session.conn is not None and session.conn in self.conns:
             old = self.conns.pop(session.conn)
             out.append(Close(old.id, "session resumed on another connection"))
         session.conn = conn.id
+        session.resume_token = secrets.token_urlsafe(18)
         conn.session = session
         games = sorted(session.games)
         out.append(Send(conn.id, self._welcome(session, games)))
@@ -371,16 +393,18 @@ class Core:
 
     def _route(self, match: Match, outputs: Outputs) -> list[Output]:
         out: list[Output] = []
-        for recipient, message in outputs:
+        sent: set[tuple[int, int]] = set()  # (conn, message): a player that also watches
+        for recipient, message in outputs:  # its game gets each broadcast once
             if recipient is None:
                 out += [Send(c.id, message) for c in self.conns.values()
-                        if match.game_id in c.watching]
+                        if match.game_id in c.watching and (c.id, id(message)) not in sent]
             elif (conn := self.sessions[recipient].conn) is not None:
                 if isinstance(message, YourTurn):
                     # The answer to a turn we asked for is never a flood: a bot playing
                     # many games at once on one connection must not be rate limited.
                     self.conns[conn].bucket.credit()
                 out.append(Send(conn, message))
+                sent.add((conn, id(message)))
         if match.finished and match.record is not None:
             out.append(self._finished(match, match.record))
         return out
@@ -430,6 +454,30 @@ class Core:
 
     def _refuse(self, conn: Connection, code: ErrorCode, text: str) -> list[Output]:
         return [Send(conn.id, Error(code, text, "hello")), Close(conn.id, text)]
+
+
+CLIENT_TYPES = (Hello, MoveMsg, Watch, ListBots, StartMatch, Ping, Pong)
+"""The message types a client may send; any other is a protocol violation."""
+
+LABEL_LIMIT = 64
+"""Most characters in a ``hello`` name, version or instance."""
+
+
+def _check_labels(hello: Hello) -> str | None:
+    """Why ``hello``'s name, version or instance is refused, or ``None``: the name must be
+    1 to 64 printable characters, version and instance at most 64 (stored with games and
+    written to logs, so no control characters)."""
+    fields = {"name": hello.name, "version": hello.version, "instance": hello.instance}
+    for key, value in fields.items():
+        if value is None:
+            continue
+        if key == "name" and not value:
+            return "hello.name must not be empty"
+        if len(value) > LABEL_LIMIT:
+            return f"hello.{key} is longer than {LABEL_LIMIT} characters ({len(value)})"
+        if not value.isprintable():
+            return f"hello.{key} contains control or unprintable characters"
+    return None
 
 
 def _secret_matches(expected: str | None, given: str | None) -> bool:

@@ -172,7 +172,7 @@ async def test_disconnect_resume_then_vanish(server: MatchServer, db: Database) 
             "classic", "flaky", ["random"], seed=4, time_control=TimeControl(20.0)))
         turn = await first.expect("your_turn")
         await first.ws.close()
-        second = await Raw.open(server.url, "flaky-again", resume=token)
+        second = await Raw.open(server.url, "flaky", resume=token)
         again = await second.expect("your_turn")
         assert again["turn"] == turn["turn"] and again["view"]["mrx"] == turn["view"]["mrx"]
         await second.send({"type": "move", "game": game, "turn": again["turn"],
