@@ -226,6 +226,17 @@ class MatchServer:
                                        Awaitable[Response | None]] | None = None
 
     @property
+    def port_number(self) -> int:
+        """The port listened on (the real one after ``port=0``)."""
+        return int(self.url.rsplit(":", 1)[1]) if self.url else self.port
+
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes of messages waiting in every connection's outbox (at most
+        ``max_send_bytes`` each)."""
+        return sum(outbox.bytes for outbox in self._outboxes.values())
+
+    @property
     def open_sockets(self) -> int:
         """Sockets open now (websocket, HTTP, or still in their handshake)."""
         return self._gate.total
