@@ -311,10 +311,11 @@ class TournamentRunner:
     async def _forfeit_missing(self, entry: ScheduledGame, missing: set[str],
                                detail: str) -> Outcome:
         """A bot that never connected (or crashed for good) loses the game by forfeit;
-        with both sides missing the game is aborted and stays pending."""
+        with both sides missing (or none seen missing) the game is aborted and stays
+        pending. With a pool, "connected" means a process of the game's slot."""
         mrx_missing = mrx_bot(entry.mrx) in missing
         det_missing = any(name in missing for name in team_members(entry.detectives))
-        if mrx_missing and det_missing:
+        if mrx_missing == det_missing:  # both sides missing (or neither, as far as we saw)
             outcome = Outcome(None, Termination.ABORTED)
         else:
             outcome = Outcome.forfeit(0 if mrx_missing else 1, Termination.DISCONNECTED)
