@@ -360,3 +360,50 @@ async def _finish_turns(game: str, *bots: ClientConnection) -> None:
                                       "move": turn["legal"][0]}))
 
     await asyncio.gather(*(play(ws) for ws in bots))
+
+
+def test_tournament_run_address_shows_it_running(driver: Any, tmp_path: Path) -> None:
+    """The README's main job: `yard tournament run` prints an address; opening it shows the
+    tournament running with its leaderboard."""
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    yard = str(Path(sys.executable).with_name("yard"))
+    env = {k: v for k, v in os.environ.items() if k != "YARD_DB"}
+    proc = subprocess.Popen([yard, "tournament", "run", "--rules", "grid5", "--bots",
+                             "random,greedy", "--pairs", "2000", "--db",
+                             f"sqlite:///{tmp_path / 'yard.db'}"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    found = threading.Event()
+
+    def drain() -> None:  # keep the pipe flowing (one line per game)
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if "watch it at" in line:
+                found.set()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        assert found.wait(60), "".join(lines)
+        address = next(line for line in lines if "watch it at" in line).split()[-1]
+        assert address.startswith("http://127.0.0.1:") and "#/tournaments/" in address
+        driver.get(address)
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, WAIT_S, 0.1).until(
+            lambda d: d.find_elements("css selector", "h1 .badge.running")
+            and d.find_elements("css selector", "table.leaderboard tbody tr"),
+            "running tournament with a leaderboard")
+        players = {e.text for e in driver.find_elements("css selector",
+                                                        "table.leaderboard td.player")}
+        assert players == {"random", "greedy"}
+        shoot(driver, "tournament-running")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+        reader.join(timeout=10)

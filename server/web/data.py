@@ -249,8 +249,9 @@ def _iso(moment: Any) -> str:
 
 def tournament_dict(info: TournamentInfo, running: bool) -> dict[str, Any]:
     """A tournament as the API shows it, with ``status``: ``running`` (games being played
-    on this server now), ``finished`` (every scheduled game stored) or ``stopped``."""
-    status = "running" if running else "finished" if info.finished else "stopped"
+    on this server now or seconds ago), ``finished`` (every scheduled game stored, or ended
+    early by the runner) or ``incomplete`` (not running here: stopped, or played elsewhere)."""
+    status = "running" if running else "finished" if info.finished else "incomplete"
     spec = info.spec
     state = getattr(info, "state", None) or {}
     return {"finished_early": bool(state.get("finished")) and info.played < info.scheduled,

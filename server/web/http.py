@@ -31,6 +31,7 @@ import logging
 import mimetypes
 import re
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
@@ -63,6 +64,7 @@ from server.web.data import (
 log = logging.getLogger(__name__)
 
 STATIC_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,80}\.(html|css|js|svg|png|txt)$")
+RUNNING_GRACE_S = 15.0
 _HOST = re.compile(r"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$")
 _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         "connect-src 'self'{ws}; font-src 'self'; base-uri 'none'; form-action 'none'; "
@@ -99,6 +101,7 @@ class WebApp:
         self.websockets = websockets
         self.static = _static_files()
         self.requests = 0
+        self._seen_live: dict[str, float] = {}
         self._routes: list[tuple[re.Pattern[str], Handler]] = [
             (re.compile(r"^leaderboard$"), self._leaderboard),
             (re.compile(r"^matrix$"), self._matrix),
@@ -213,18 +216,27 @@ class WebApp:
         return await asyncio.to_thread(self.ratings.sections, _one(query, "rules"),
                                        _one(query, "tournament"), "matrix")
 
+    def _running(self) -> set[str]:
+        """Tournaments with a game on this server now or a few seconds ago (a runner
+        starts the next game right after the last one, so a poll may fall in between)."""
+        now = time.monotonic()
+        for tid in running_tournaments(self.live):
+            self._seen_live[tid] = now
+        return {tid for tid, seen in self._seen_live.items() if now - seen < RUNNING_GRACE_S}
+
     async def _tournaments(self, query: dict[str, list[str]], _: list[str]) -> Any:
+        running = self._running()
         infos = await asyncio.to_thread(self.store.list_tournaments)
-        running = running_tournaments(self.live)
-        return {"tournaments": [tournament_dict(i, i.tournament_id in running)
+        return {"tournaments": [tournament_dict(i, i.tournament_id in running and not i.finished)
                                 | {"sprt": sprt_state(i)} for i in infos]}
 
     async def _tournament(self, query: dict[str, list[str]], groups: list[str]) -> Any:
         tid = groups[0]
+        running = self._running()
 
         def read() -> dict[str, Any]:
             info = self.store.get_tournament(tid)
-            out = tournament_dict(info, tid in running_tournaments(self.live))
+            out = tournament_dict(info, tid in running and not info.finished)
             out["sprt"] = sprt_state(info)
             return out
 

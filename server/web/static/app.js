@@ -190,7 +190,7 @@ async function showTournament(id) {
   };
   try {
     const t = await load();
-    if (t.status === "running") every(3000, load);
+    if (t.status !== "finished") every(3000, load);
   } catch (err) {
     mount(main, h("h1", {}, "Tournament ", id), h("p", { class: "error" }, err.message));
   }

@@ -55,7 +55,8 @@ export async function api(path, params) {
 
 export function fmt(value, digits = 0) {
   if (value === null || value === undefined || Number.isNaN(value)) return "–";
-  return Number(value).toFixed(digits);
+  const text = Number(value).toFixed(digits);
+  return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
 }
 
 export function ci(pair) {
