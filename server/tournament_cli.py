@@ -24,6 +24,7 @@ from db.cli import db_option
 from db.records import ScheduledGame
 from db.store import Database
 from game import Outcome
+from ratings.sprt import DEFAULT_MAX_PAIRS, SprtError, SprtSpec, SprtState
 from server.tournament.report import leader_line, tournament_report
 from server.tournament.runner import (
     Progress as RunProgress,
@@ -57,8 +58,13 @@ def tournament() -> None:
               help="Comma-separated players; a detective team is written a+b.")
 @click.option("--format", "fmt", type=click.Choice([f.value for f in Format]),
               default=Format.ROUND_ROBIN.value, show_default=True)
-@click.option("--pairs", default=10, show_default=True,
-              help="Role-swapped pairs per pairing (2 games each).")
+@click.option("--pairs", type=click.IntRange(min=1), default=None,
+              help="Role-swapped pairs per pairing (2 games each)  [default: 10; with "
+              f"--sprt the most pairs the test may use, default {DEFAULT_MAX_PAIRS}]")
+@click.option("--sprt", "sprt_text", metavar="elo0=E0,elo1=E1,alpha=A,beta=B",
+              help="Sequential test of the first player against the second: play pairs "
+              "until the LLR crosses a bound (logistic Elo; defaults elo0=0, elo1=10, "
+              "alpha=0.05, beta=0.05).")
 @click.option("--concurrency", type=click.IntRange(min=1), help=CONCURRENCY_HELP)
 @click.option("--move-time", default=10.0, show_default=True, help="Seconds per move.")
 @click.option("--bank-time", default=0.0, show_default=True, help="Bank seconds per seat.")
@@ -78,15 +84,20 @@ def tournament() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @log_option
 @db_option
-def run(rules: str, bots: str, fmt: str, pairs: int, concurrency: int | None, move_time: float,
+def run(rules: str, bots: str, fmt: str, pairs: int | None, sprt_text: str | None,
+        concurrency: int | None, move_time: float,
         bank_time: float, seed: int, self_play: bool, n_detectives: int | None,
         on_timeout: str, max_illegal: int, connect_timeout: float,
         bot_options: tuple[str, ...], server_url: str | None, admin_token: str | None,
         as_json: bool, child_log: Path | None, db_url: str) -> None:
-    """Schedule and play a tournament, then print the leaderboard and win-rate matrix."""
+    """Schedule and play a tournament, then print the leaderboard and win-rate matrix
+    (with --sprt also the test's LLR, bounds, Elo estimate and decision)."""
+    sprt = _sprt_spec(sprt_text)
+    if pairs is None:
+        pairs = 10 if sprt is None else DEFAULT_MAX_PAIRS
     spec = TournamentSpec(
         rules=rules, bots=[b.strip() for b in bots.split(",") if b.strip()], format=fmt,
-        pairs=pairs, seed=seed, move_time=move_time, bank_time=bank_time,
+        pairs=pairs, sprt=sprt, seed=seed, move_time=move_time, bank_time=bank_time,
         self_play=self_play, detectives=n_detectives, on_timeout=on_timeout,
         max_illegal=max_illegal, connect_timeout=connect_timeout,
         bot_options=_bot_options(bot_options))
@@ -125,14 +136,32 @@ def list_(as_json: bool, db_url: str) -> None:
     infos = Database.connect(db_url, create=False).list_tournaments()
     rows = [{"tournament_id": i.tournament_id, "rules": str(i.spec.get("rules")),
              "bots": list(i.spec.get("bots") or []), "scheduled": i.scheduled,
-             "played": i.played, "created_at": i.created_at.isoformat()} for i in infos]
+             "played": i.played, "created_at": i.created_at.isoformat(),
+             "sprt": _sprt_decision(i.state)} for i in infos]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     for info in infos:
         bots = ",".join(str(b) for b in info.spec.get("bots") or [])
+        decision = _sprt_decision(info.state)
+        test = f"  SPRT {decision}" if decision else ""
         click.echo(f"{info.tournament_id}  {info.spec.get('rules')!s:<8} "
-                   f"{info.played:>5}/{info.scheduled:<5} {bots}")
+                   f"{info.played:>5}/{info.scheduled:<5} {bots}{test}")
+
+
+def _sprt_decision(state: dict[str, Any]) -> str | None:
+    """The recorded SPRT decision of a tournament (None: no SPRT)."""
+    test = state.get("sprt")
+    return str(test.get("decision")) if isinstance(test, dict) else None
+
+
+def _sprt_spec(text: str | None) -> dict[str, float] | None:
+    if text is None:
+        return None
+    try:
+        return SprtSpec.parse(text).to_dict()
+    except SprtError as exc:
+        raise click.BadParameter(str(exc), param_hint="--sprt") from None
 
 
 def _bot_options(pairs: tuple[str, ...]) -> dict[str, list[str]]:
@@ -179,9 +208,16 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
         sys.exit(130)
     report = tournament_report(db, tournament_id)
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2))
+        payload = report.to_dict()
+        if progress.sprt is not None:
+            payload["sprt"] = progress.sprt.to_dict()
+        click.echo(json.dumps(payload, indent=2))
         return
     report.render(Console())
+    if progress.sprt is not None:
+        Console().print(progress.sprt.summary(), highlight=False)
+        if progress.sprt.decision.final:
+            return
     if progress.aborted:
         console.print(f"{progress.aborted} games could not be played; run `yard tournament "
                       f"resume {tournament_id} --db {db_url}` to retry them")
@@ -219,14 +255,22 @@ class _Display:
         if not self.bar.console.is_terminal:
             # Logs and pipes get one plain line per game instead of a redrawn bar.
             winner = outcome.winner.value if outcome.winner else "nobody"
+            test = "" if progress.sprt is None else f"; {_sprt_line(progress.sprt)}"
             self.bar.console.print(
                 f"game {entry.index} done ({progress.done}/{progress.total}): "
                 f"{entry.detectives} hunt {entry.mrx}: {winner} "
-                f"({outcome.termination.value})", highlight=False, soft_wrap=True)
+                f"({outcome.termination.value}){test}", highlight=False, soft_wrap=True)
             return
         fields: dict[str, Any] = {"rate": progress.rate}
         step = max(1, progress.total // 20)
-        if progress.done - self._last_leader >= step or progress.done == progress.total:
+        if progress.sprt is not None:
+            fields["leader"] = _sprt_line(progress.sprt)
+        elif progress.done - self._last_leader >= step or progress.done == progress.total:
             self._last_leader = progress.done
             fields["leader"] = leader_line(self.db, self.tournament_id)
         self.bar.update(self.task, completed=progress.done, **fields)
+
+
+def _sprt_line(state: SprtState) -> str:
+    return (f"SPRT {state.pairs} pairs, LLR {state.llr:.2f} "
+            f"[{state.lower:.2f}, {state.upper:.2f}] {state.decision.value}")

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "replay": "db.cli:replay",
     "import": "db.cli:import_records",
     "tournament": "server.tournament_cli:tournament",
+    "sprt": "server.sprt_cli:sprt",
     "leaderboard": "ratings.cli:leaderboard",
     "matrix": "ratings.cli:matrix",
     "export": "ratings.cli:export",

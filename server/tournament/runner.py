@@ -27,6 +27,7 @@ from game import Outcome, Termination, load_ruleset
 from game.errors import YardError
 from protocol import ErrorCode, OnTimeout, Policy, StartMatch, TimeControl
 from protocol.messages import MatchResult
+from ratings.sprt import SprtError, SprtSpec, SprtState
 from server.admin import AdminClient, AdminError
 from server.processes import Child, ProcessError, start_server, yard_argv
 from server.tournament.pool import (
@@ -37,6 +38,7 @@ from server.tournament.pool import (
     oversubscription,
 )
 from server.tournament.schedule import Format, bots_of, make_schedule, mrx_bot, team_members
+from server.tournament.sprt import SprtMonitor, record_state, store_state
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,9 @@ class TournamentSpec:
     max_illegal: int = 3
     connect_timeout: float = 15.0
     bot_options: dict[str, list[str]] = field(default_factory=dict)
+    #: An SPRT of the first player against the second (``SprtSpec.to_dict()``); ``pairs``
+    #: is then the most pairs the test may use.
+    sprt: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (stored in the database)."""
@@ -85,6 +90,19 @@ class TournamentSpec:
         if self.max_illegal < 1:
             raise TournamentRunError("--max-illegal must be at least 1")
         make_schedule(self.bots, self.pairs, self.seed, Format(self.format), self.self_play)
+        if self.sprt is not None:
+            self._validate_sprt()
+
+    def _validate_sprt(self) -> None:
+        try:
+            SprtSpec.from_dict(self.sprt or {})
+        except SprtError as exc:
+            raise TournamentRunError(f"--sprt: {exc}") from None
+        if len(self.bots) != 2:
+            raise TournamentRunError(f"--sprt tests one player against another: give "
+                                     f"exactly two players in --bots, not {len(self.bots)}")
+        if self.self_play:
+            raise TournamentRunError("--sprt cannot be combined with --self-play")
 
     def bot_names(self) -> list[str]:
         """Every distinct bot process the tournament needs, in first-mention order."""
@@ -127,6 +145,8 @@ class Progress:
     forfeits: int = 0
     aborted: int = 0
     started: float = field(default_factory=time.monotonic)
+    #: An SPRT tournament's test after the last game (None otherwise).
+    sprt: SprtState | None = None
 
     @property
     def rate(self) -> float:
@@ -182,13 +202,20 @@ class TournamentRunner:
         #: The local bot processes, one per bot and game slot (None with a server URL).
         self.pool: BotPool | None = None
         self._gone: set[tuple[str, str | None]] = set()
+        #: The live SPRT of an ``--sprt`` tournament (None otherwise).
+        self.sprt = SprtMonitor.load(db, tournament_id)
+        self._skipped = 0
+        self._sprt_lock = asyncio.Lock()
 
     async def run(self) -> Progress:
-        """Play every pending game; returns the final progress counters."""
+        """Play every pending game (an SPRT: until its decision); returns the final
+        progress counters."""
         pending = self.db.pending(self.tournament_id)
         progress = Progress(total=len(self.db.scheduled(self.tournament_id)))
         progress.done = progress.total - len(pending)
-        if not pending:
+        progress.sprt = None if self.sprt is None else self.sprt.state()
+        if not pending or self._decided():
+            self._record_sprt(progress)
             return progress
         try:
             url = self.server_url or await self._start_local(len(pending))
@@ -204,19 +231,51 @@ class TournamentRunner:
                 async def one(entry: ScheduledGame) -> None:
                     instance = await slots.get()
                     try:
+                        if self._decided():
+                            self._skipped += 1  # SPRT decided: no new game starts
+                            return
                         outcome = await self._play(admin, entry, instance)
                     finally:
                         slots.put_nowait(instance)
                     self._count(progress, entry, outcome)
+                    await self._store_sprt_live()
 
-                async with asyncio.TaskGroup() as group:
-                    for entry in pending:
-                        group.create_task(one(entry))
+                while pending:
+                    async with asyncio.TaskGroup() as group:
+                        for entry in pending:
+                            group.create_task(one(entry))
+                    pending = self._sprt_reopened()
         except* AdminError as errors:
             raise TournamentRunError(f"server: {errors.exceptions[0]}") from None
         finally:
             await self._stop_local()
+        self._record_sprt(progress)
         return progress
+
+    def _decided(self) -> bool:
+        return self.sprt is not None and self.sprt.decided
+
+    def _sprt_reopened(self) -> list[ScheduledGame]:
+        """After an SPRT stopped early: the games still to play when the games that were
+        running at the decision moved the LLR back between the bounds (rare), else []."""
+        if self.sprt is None or not self._skipped:
+            return []
+        self._skipped = 0
+        self.sprt = SprtMonitor.load(self.db, self.tournament_id)
+        return [] if self._decided() else self.db.pending(self.tournament_id)
+
+    async def _store_sprt_live(self) -> None:
+        """Record the test after each game, so the stored state follows the games."""
+        if self.sprt is None:
+            return
+        async with self._sprt_lock:
+            state = self.sprt.state()
+            await asyncio.to_thread(store_state, self.db, self.tournament_id, state)
+
+    def _record_sprt(self, progress: Progress) -> None:
+        """Store the test as recomputed from every stored game (what ``yard sprt`` shows)."""
+        if self.sprt is not None:
+            progress.sprt = record_state(self.db, self.tournament_id)
 
     def _count(self, progress: Progress, entry: ScheduledGame, outcome: Outcome) -> None:
         if outcome.termination is Termination.ABORTED:
@@ -224,6 +283,9 @@ class TournamentRunner:
         else:
             progress.done += 1
             progress.played_now += 1
+        if self.sprt is not None:
+            self.sprt.add(entry, outcome)
+            progress.sprt = self.sprt.state()
         if self.listener is not None:
             self.listener(progress, entry, outcome)
 

@@ -1,0 +1,202 @@
+"""SPRT tournaments: state from stored games (real SQLite), and ``yard tournament run
+--sprt`` / ``resume`` / ``yard sprt`` on the full stack (real server and bot processes)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from test_tournament import SCALE, YARD, _server_running, yard
+
+from db.store import Database
+from game import Outcome, Termination, Winner
+from ratings.sprt import Decision, SprtSpec, llr
+from server.tournament.runner import TournamentRunner, TournamentSpec, create
+from server.tournament.sprt import SprtMonitor, record_state, sprt_state, stored_sprt_state
+
+MRX_WINS = Outcome(Winner.MRX, Termination.SURVIVED)
+DET_WINS = Outcome(Winner.DETECTIVES, Termination.CAUGHT)
+ABORTED = Outcome(None, Termination.ABORTED)
+
+
+def sprt_tournament(url: str, pairs: int = 6, test: str = "elo0=0,elo1=50") -> tuple[
+        Database, str]:
+    db = Database.connect(url)
+    spec = TournamentSpec(rules="grid5", bots=["greedy", "random"], pairs=pairs,
+                          sprt=SprtSpec.parse(test).to_dict())
+    return db, create(db, spec)
+
+
+def by_hand(db: Database, tid: str) -> list[int]:
+    """Pentanomial of greedy's pair scores, counted directly from the stored rows."""
+    pairs: dict[str, list[float]] = {}
+    for row in db.results(tournament_id=tid):
+        if row.winner is None or row.pair_key is None:
+            continue
+        won = row.mrx_player if row.winner is Winner.MRX else row.detective_player
+        pairs.setdefault(row.pair_key, []).append(1.0 if won == "greedy" else 0.0)
+    counts = [0] * 5
+    for points in pairs.values():
+        if len(points) == 2:
+            counts[int(2 * sum(points))] += 1
+    return counts
+
+
+def test_state_counts_complete_decided_pairs_from_stored_games(tmp_path: Path) -> None:
+    db, tid = sprt_tournament(f"sqlite:///{tmp_path / 's.db'}")
+    entries = db.scheduled(tid)          # pair p: games 2p (greedy hunts) and 2p+1
+    assert [(e.detectives, e.mrx) for e in entries[:2]] == [("greedy", "random"),
+                                                            ("random", "greedy")]
+    live = SprtMonitor.load(db, tid)
+    assert live is not None and live.state().pairs == 0
+
+    plays = [(0, DET_WINS), (1, MRX_WINS),   # pair 0: greedy wins both -> index 4
+             (2, DET_WINS), (3, DET_WINS),   # pair 1: one each -> index 2
+             (4, MRX_WINS), (5, DET_WINS),   # pair 2: greedy loses both -> index 0
+             (6, ABORTED), (7, MRX_WINS),    # pair 3: one half aborted: not counted
+             (8, DET_WINS)]                  # pair 4: one game only: not counted
+    for index, outcome in plays:
+        db.record_forfeit(tid, entries[index], outcome, "test",
+                          game_id=f"g{index}-{outcome.termination.value}")
+        live.add(entries[index], outcome)
+    state = sprt_state(db, tid)
+    assert state is not None
+    assert list(state.pentanomial) == by_hand(db, tid) == [1, 0, 1, 0, 1]
+    assert state.incomplete_pairs == 2 and state.decision is Decision.CONTINUE
+    assert state.llr == pytest.approx(llr([1, 0, 1, 0, 1], 0, 50))
+    assert live.state() == state                         # the runner's live count agrees
+    assert entries[6].schedule_id in {e.schedule_id for e in db.pending(tid)}
+
+    recorded = record_state(db, tid)
+    assert recorded == state
+    assert stored_sprt_state(db, tid) == state.to_dict()
+    assert not db.get_tournament(tid).finished
+
+    # A plain tournament has no SPRT.
+    plain = create(db, TournamentSpec(rules="grid5", bots=["greedy", "random"], pairs=1))
+    assert sprt_state(db, plain) is None and stored_sprt_state(db, plain) is None
+
+
+def test_a_runner_resumes_only_an_undecided_test(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    db, tid = sprt_tournament(url, pairs=30, test="elo0=0,elo1=200")
+    entries = db.scheduled(tid)
+    runner = TournamentRunner(db, url, tid)
+    assert runner.sprt is not None and not runner.sprt.decided
+    runner._skipped = 1               # as if the test had stopped starting games
+    assert len(runner._sprt_reopened()) == 60      # undecided: everything is still to play
+    for pair in range(12):            # greedy wins 12 pairs 2-0: LLR 12 ln(0.76/0.5) > 2.94
+        db.record_forfeit(tid, entries[2 * pair], DET_WINS, "test")
+        db.record_forfeit(tid, entries[2 * pair + 1], MRX_WINS, "test")
+    runner._skipped = 1
+    assert runner._sprt_reopened() == []
+    assert runner.sprt.decided and runner.sprt.state().decision is Decision.H1
+    # A new runner for the decided test plays nothing and records the decision.
+    progress = asyncio.run(TournamentRunner(db, url, tid).run())
+    assert progress.played_now == 0 and progress.sprt is not None
+    assert progress.sprt.decision is Decision.H1
+    info = db.get_tournament(tid)
+    assert info.finished and info.state["sprt"]["decision"] == "H1"
+    assert len(db.pending(tid)) == 60 - 24
+
+
+def test_sprt_run_stops_early_and_yard_sprt_agrees(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 't.db'}"
+    done = yard("tournament", "run", "--rules", "grid5", "--bots", "greedy,random",
+                "--sprt", "elo0=0,elo1=100,alpha=0.05,beta=0.05", "--pairs", "100",
+                "--concurrency", "3", "--move-time", "5", "--seed", "3", "--db", url,
+                "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    test = report["sprt"]
+    assert test["decision"] == "H1" and test["llr"] >= test["upper"]
+    assert test["lower"] == pytest.approx(-2.944439) and test["upper"] == pytest.approx(
+        2.944439)
+    assert 0 < report["games"] < 200 and report["scheduled"] == 200   # stopped early
+    tid = report["tournament_id"]
+    db = Database.connect(url)
+    assert test["pentanomial"] == by_hand(db, tid)
+    assert test["pairs"] == sum(test["pentanomial"]) <= report["games"] // 2
+    assert test["llr"] == pytest.approx(llr(test["pentanomial"], 0, 100))
+    assert test["elo"] > 100 and test["elo_ci"][0] < test["elo"]
+    assert db.get_tournament(tid).state["sprt"] == test
+
+    again = yard("sprt", "--tournament", tid, "--db", url, "--json")
+    assert again.returncode == 0, again.stderr
+    recomputed = json.loads(again.stdout)
+    assert {k: recomputed[k] for k in test} == test
+    text = yard("sprt", "--tournament", tid, "--db", url)
+    assert "H1 accepted: greedy is stronger" in text.stdout and "LLR" in text.stdout
+
+    # Resuming a decided test plays nothing more.
+    before = len(db.results(tournament_id=tid))
+    resumed = yard("tournament", "resume", tid, "--db", url, "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["sprt"]["decision"] == "H1"
+    assert len(db.results(tournament_id=tid)) == before
+    listed = json.loads(yard("tournament", "list", "--db", url, "--json").stdout)
+    assert listed[0]["sprt"] == "H1"
+
+
+def test_sprt_refuses_what_it_cannot_test(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'bad.db'}"
+    cases = [
+        (["--bots", "greedy,random,run2/rush"], "exactly two players"),
+        (["--bots", "greedy,random", "--self-play"], "cannot be combined with --self-play"),
+        (["--bots", "greedy,random", "--sprt", "elo0=5,elo1=0"], "elo0 must be below elo1"),
+        (["--bots", "greedy,random", "--sprt", "alpha=1"], "alpha and beta"),
+    ]
+    for args, message in cases:
+        if "--sprt" not in args:
+            args = [*args, "--sprt", "elo1=10"]
+        done = yard("tournament", "run", "--rules", "grid5", *args, "--db", url)
+        assert done.returncode == 2, (args, done.stderr)
+        assert message in done.stderr and "Traceback" not in done.stderr
+    assert not Path(url.removeprefix("sqlite:///")).exists()
+    plain = yard("tournament", "run", "--rules", "grid5", "--bots", "greedy,random",
+                 "--pairs", "1", "--db", url, "--json")
+    tid = json.loads(plain.stdout)["tournament_id"]
+    assert "sprt" not in json.loads(plain.stdout)
+    done = yard("sprt", "--tournament", tid, "--db", url)
+    assert done.returncode == 2 and "is not an SPRT" in done.stderr
+
+
+def test_killed_sprt_run_resumes_and_continues_the_test(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'k.db'}"
+    runner = subprocess.Popen(
+        [*YARD, "tournament", "run", "--rules", "grid5", "--bots", "greedy,random",
+         "--sprt", "elo0=0,elo1=60", "--pairs", "150", "--seed", "5", "--move-time", "5",
+         "--concurrency", "1", "--db", url], stderr=subprocess.PIPE, text=True)
+    assert runner.stderr is not None
+    finished = 0
+    for line in runner.stderr:
+        if line.startswith("game "):
+            assert "SPRT" in line and "LLR" in line
+            finished += 1
+        if finished == 6:
+            break
+    runner.kill()
+    runner.wait(timeout=30)
+    deadline = time.monotonic() + 30 * SCALE
+    while _server_running(url) and time.monotonic() < deadline:
+        time.sleep(0.1)  # the orphaned server gets SIGTERM from the kernel and stops
+    db = Database.connect(url)
+    tid = db.list_tournaments()[0].tournament_id
+    midway = stored_sprt_state(db, tid)          # recorded game by game as it played
+    assert midway is not None and midway["decision"] == "continue"
+    # 6 games (3 pairs) were reported; the kill may come before the last one's record.
+    assert 2 <= midway["pairs"] <= 3 and midway["pairs"] <= sum(by_hand(db, tid))
+
+    done = yard("tournament", "resume", tid, "--db", url, "--json")
+    assert done.returncode == 0, done.stderr
+    test = json.loads(done.stdout)["sprt"]
+    assert test["decision"] == "H1" and test["pairs"] > midway["pairs"]
+    assert test["pentanomial"] == by_hand(db, tid)
+    assert all(a >= b for a, b in zip(test["pentanomial"], midway["pentanomial"],
+                                      strict=True))
+    state = sprt_state(db, tid)
+    assert state is not None and state.to_dict() == test
