@@ -17,6 +17,7 @@ from game import Outcome, Termination, Winner
 from ratings.sprt import Decision, SprtSpec, llr
 from server.tournament.runner import TournamentRunner, TournamentSpec, create
 from server.tournament.sprt import SprtMonitor, record_state, sprt_state, stored_sprt_state
+from server.web.data import sprt_state as web_sprt_state
 
 MRX_WINS = Outcome(Winner.MRX, Termination.SURVIVED)
 DET_WINS = Outcome(Winner.DETECTIVES, Termination.CAUGHT)
@@ -102,6 +103,8 @@ def test_a_runner_resumes_only_an_undecided_test(tmp_path: Path) -> None:
     info = db.get_tournament(tid)
     assert info.finished and info.state["sprt"]["decision"] == "H1"
     assert len(db.pending(tid)) == 60 - 24
+    shown = web_sprt_state(db.get_tournament(tid))     # what the web page shows
+    assert shown is not None and shown["decision"] == "H1" and shown["pairs"] == 12
 
 
 def test_sprt_run_stops_early_and_yard_sprt_agrees(tmp_path: Path) -> None:
