@@ -472,3 +472,37 @@ async def test_a_player_watching_its_own_game_gets_each_update_once(db: Database
     finally:
         await server.stop()
     assert len(seen) == len(set(seen)) and seen[-1][0] == "game_over" and len(seen) > 2
+
+
+def test_repeated_log_lines_are_thinned_out_with_a_count(tmp_path: Path) -> None:
+    """1000 identical errors (with tracebacks) through the server's filter write at most
+    ``burst`` lines in a period; the next period's first line counts the rest; other
+    messages are not held back by them."""
+    import logging
+
+    from server.logs import RateLimitFilter
+
+    now = [0.0]
+    handler = logging.FileHandler(tmp_path / "server.log")
+    handler.addFilter(RateLimitFilter(period=10.0, burst=3, clock=lambda: now[0]))
+    logger = logging.getLogger("yard.test.flood")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        for i in range(1000):
+            try:
+                raise OSError(24, "Too many open files")
+            except OSError:
+                logger.exception("accept failed (attempt %d)", i)
+        logger.error("something else")
+        now[0] = 11.0
+        logger.error("accept failed (attempt %d)", 1000)
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    lines = (tmp_path / "server.log").read_text().splitlines()
+    assert sum("accept failed" in x for x in lines) == 4
+    assert sum("Traceback" in x for x in lines) == 3
+    assert "something else" in lines
+    assert lines[-1] == ("accept failed (attempt 1000) (997 similar lines suppressed in "
+                         "the last 10 s)")
