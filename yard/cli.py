@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "matrix": "ratings.cli:matrix",
     "export": "ratings.cli:export",
     "train": "yard.commands.train:train",
+    "reproduce": "yard.commands.reproduce:reproduce",
 }
 
 

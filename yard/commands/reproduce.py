@@ -1,0 +1,78 @@
+"""``yard reproduce NAME``: play a published experiment and print its table beside the
+published numbers, with 95% intervals and a verdict per cell.
+
+    yard reproduce --list
+    yard reproduce warwick
+    yard reproduce brno --quick --workers 2 --out results/
+    yard reproduce nijssen-cr --cell basic-mcts-r0.375 --games 100 --seed 1
+
+``--quick`` uses small budgets and game counts (and says so); without it the published game
+counts and budgets are used. ``--games`` overrides every cell's game count, ``--cell`` picks
+cells (repeatable). ``--out DIR`` writes ``NAME.md``, ``NAME.json`` and ``NAME.png``
+(``NAME-quick.*`` for quick runs). ``--json`` prints the report as one JSON document.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from yard.reproduce import EXPERIMENTS, ReproduceError, run_experiment
+from yard.reproduce.model import ChunkResult
+from yard.reproduce.report import to_text, write_outputs
+from yard.reproduce.runner import cell_games
+
+
+@click.command()
+@click.argument("name", required=False)
+@click.option("--list", "list_", is_flag=True, help="List the experiments and exit.")
+@click.option("--quick", is_flag=True, help="Small budgets and game counts (a few minutes).")
+@click.option("--games", type=click.IntRange(min=1), default=None,
+              help="Games per cell (default: the published count, or the quick count).")
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="Game i of every cell uses seed SEED + i.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Processes playing games in parallel (results do not depend on it).")
+@click.option("--cell", "cells", multiple=True, help="Only this cell (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write the table (Markdown + JSON) and its plot (PNG) here.")
+@click.option("--progress/--no-progress", default=None,
+              help="Per-chunk progress on stderr (default: when stderr is a terminal).")
+def reproduce(name: str | None, list_: bool, quick: bool, games: int | None, seed: int,
+              workers: int, cells: tuple[str, ...], as_json: bool, out: Path | None,
+              progress: bool | None) -> None:
+    """Play a published experiment and compare it with the published table."""
+    if list_:
+        for exp in EXPERIMENTS.values():
+            full = sum(c.games for c in exp.cells)
+            click.echo(f"{exp.name:11} {len(exp.cells):2} cells, {full:,} games (full)  "
+                       f"{exp.title}")
+        return
+    if name is None:
+        raise click.UsageError("give an experiment NAME or --list")
+    experiment = EXPERIMENTS.get(name)
+    if experiment is None:
+        raise ReproduceError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
+    experiment = experiment.select(list(cells))
+    total = sum(cell_games(c, quick, games) for c in experiment.cells)
+    show = sys.stderr.isatty() if progress is None else progress
+    done = [0]
+
+    def report_progress(result: ChunkResult) -> None:
+        done[0] += result.games
+        click.echo(f"\r{experiment.name}: {done[0]}/{total} games", err=True,
+                   nl=done[0] >= total)
+
+    report = run_experiment(experiment, quick=quick, games=games, seed=seed, workers=workers,
+                            progress=report_progress if show else None)
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        click.echo(to_text(report))
+    if out is not None:
+        for path in write_outputs(report, out):
+            click.echo(f"wrote {path}", err=True)
