@@ -137,6 +137,14 @@ async def test_replay_perspectives(seeded: Seeded) -> None:
         if turn is not None and turn["seat"] == "mrx":
             assert all((leg["station"] is None) != leg["reveal"] for leg in turn["legs"])
             assert turn["detail"] is None
+    # Faults and per-move measurements: shown in every perspective, except the details
+    # of Mister X's faults to the detectives.
+    first, second = full["frames"][1]["turn"], det["frames"][1]["turn"]
+    assert first["fault"] == second["fault"] == "random_move_on_timeout"
+    assert first["detail"] == "timed out (details)" and second["detail"] is None
+    assert first["time_used"] == second["time_used"] == 1.25
+    assert first["playouts"] == second["playouts"] == 321
+    assert det["frames"][2]["turn"]["nodes"] == 4096 and det["frames"][2]["turn"]["depth"] == 3
     doubles = [f["turn"] for f in full["frames"] if f["turn"] and len(f["turn"]["legs"]) == 2]
     secrets = [f["turn"] for f in full["frames"] if f["turn"]
                and any(leg["ticket"] == "secret" for leg in f["turn"]["legs"])]

@@ -204,6 +204,11 @@ async def test_replay_viewer_three_perspectives(driver: Any, seeded: Seeded) -> 
         assert state["detectives"] == full["frames"][double]["detectives"]
         assert state["log"][:truth[double][1]] == [str(e["station"]) for e in
                                                    full["log"][:truth[double][1]]]
+        turns = await run(js, driver, "return [...document.querySelectorAll("
+                                      "'.turns tbody tr')].map(tr => tr.textContent)")
+        assert "random_move_on_timeout" in turns[0] and "timed out (details)" in turns[0]
+        assert "1.250 s" in turns[0] and "playouts 321" in turns[0]
+        assert "nodes 4096" in turns[1] and "depth 3" in turns[1]
         await run(shoot, driver, "replay-omniscient")
         # Step with the keyboard and the buttons; the permalink follows.
         body = await run(driver.find_element, "tag name", "body")
@@ -245,6 +250,10 @@ async def test_replay_viewer_three_perspectives(driver: Any, seeded: Seeded) -> 
             assert "data-mrx" not in page and "class=\"piece mrx" not in page
             if frame == secret:
                 await run(shoot, driver, "replay-detectives")
+            if frame == 1:
+                fault = await run(js, driver, "return document.querySelector("
+                                              "'.turns tbody tr').textContent")
+                assert "random_move_on_timeout" in fault and "details" not in fault
             await run(body.send_keys, Keys.ARROW_RIGHT)
         # The secret and double moves show as tickets in the travel log.
         tickets = await run(js, driver, "return [...document.querySelectorAll("

@@ -53,8 +53,14 @@ def classic_record(game_id: str = CLASSIC_GAME) -> GameRecord:
         if any(m.ticket2 is not None for m in mrx_moves) and any(
                 Ticket.SECRET in (m.ticket, m.ticket2) for m in mrx_moves) and len(
                 mrx_moves) >= 6:
-            return record_from_moves(game_id, result.start, result.moves,
-                                     {0: "random", 1: "random"}, result.outcome, seed=seed)
+            record = record_from_moves(game_id, result.start, result.moves,
+                                       {0: "random", 1: "random"}, result.outcome, seed=seed)
+            # Per-move measurements and a fault, as the server stores them.
+            first, second = record.turns[0], record.turns[1]
+            first.fault, first.detail = "random_move_on_timeout", "timed out (details)"
+            first.time_used, first.playouts = 1.25, 321
+            second.time_used, second.nodes, second.depth = 0.5, 4096, 3
+            return record
     raise AssertionError("no classic game with a double and a secret move")
 
 
