@@ -104,7 +104,8 @@ async def test_games_list_filters_and_pages(seeded: Seeded) -> None:
         assert {g["termination"] for g in caught["games"]} == {"caught"}
         _, tour = await get_json(f"{base}api/games?tournament={seeded.tournament_id}")
         assert tour["total"] == 12
-        for bad in ("limit=0", "limit=x", "result=maybe", "termination=nap", "offset=-1"):
+        many = "&".join(f"p{i}=1" for i in range(30))
+        for bad in ("limit=0", "limit=x", "result=maybe", "termination=nap", "offset=-1", many):
             status, body = await get_json(f"{base}api/games?{bad}")
             assert status == 400 and body["error"]["code"] == "bad_request", bad
 

@@ -189,7 +189,10 @@ class WebApp:
         return self._text(http.HTTPStatus.NOT_FOUND, "not found\n")
 
     async def _api(self, path: str, query_text: str) -> Response:
-        query = parse_qs(query_text, keep_blank_values=False, max_num_fields=20)
+        try:
+            query = parse_qs(query_text, keep_blank_values=False, max_num_fields=20)
+        except ValueError:
+            return self._error(400, "bad_request", "too many query parameters")
         for pattern, handler in self._routes:
             match = pattern.match(path)
             if match is None:
