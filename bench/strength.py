@@ -5,8 +5,8 @@
 
 Pair ``i`` uses game seed ``seed + i`` twice: A as Mister X against B's detectives, then B
 as Mister X against A's detectives. A bot spec is ``name`` or ``name:key=value,...``
-(registry options). Prints one JSON line: A's overall score and per-role win rates, each
-with a Wilson 95% interval.
+(the grammar of ``bots/spec.py``). Prints one JSON line: A's overall score and per-role
+win rates, each with a Wilson 95% interval.
 """
 
 from __future__ import annotations
@@ -19,14 +19,13 @@ from typing import Any
 
 from bots.arena import play_game, wilson_interval
 from bots.base import Bot
-from bots.registry import make_bot, parse_options
+from bots.registry import bot_from_spec
 from game import Winner, load_ruleset
 
 
 def make(spec: str, seed: int) -> Bot:
-    """A bot from ``name:key=value,...``."""
-    name, _, opts = spec.partition(":")
-    return make_bot(name, seed, parse_options([o for o in opts.split(",") if o]))
+    """A bot from a bot spec, ``name:key=value,...`` (see ``bots/spec.py``)."""
+    return bot_from_spec(spec, seed)
 
 
 def play_pair(rules_name: str, a: str, b: str, seed: int) -> tuple[bool, bool, int]:

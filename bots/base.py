@@ -38,11 +38,13 @@ class Bot(ABC):
     """Base class of every bot. Subclasses implement :meth:`choose`.
 
     ``roles`` says which sides the bot can play: ``"mrx"``, ``"detectives"`` or both.
-    ``self.rng`` is seeded from ``seed`` so the same seed gives the same game.
+    ``rulesets`` names the rulesets it claims to play (``None``: any; ``yard bot-check``
+    tests exactly these). ``self.rng`` is seeded from ``seed`` so the same seed gives the same game.
     """
 
     name: ClassVar[str] = "bot"
     roles: ClassVar[frozenset[str]] = frozenset({"mrx", "detectives"})
+    rulesets: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed

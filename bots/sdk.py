@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from collections.abc import Callable, Sequence
 
 from bots.base import Bot
@@ -34,16 +35,18 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None) -
     """Connect ``bot`` (a class or a zero-argument factory) to a server and play until the
     server shuts down, ``--games`` are played, or the process is interrupted.
 
-    Command line: ``--url`` (default ``ws://127.0.0.1:8765``), ``--name`` (default the
-    class's ``name``), ``--token``, ``--version``, ``--games``, ``--instance`` (a label
-    telling several processes of one bot apart). Returns games played.
+    Command line: ``--url`` (default ``$YARD_URL``, else ``ws://127.0.0.1:8765``),
+    ``--name`` (default ``$YARD_BOT_NAME``, else the class's ``name``), ``--token``,
+    ``--version``, ``--games``, ``--instance`` (a label telling several processes of one
+    bot apart). A launcher (``yard tournament run --engine``) sets the two variables.
+    Returns games played.
 
     Call ``self.report(playouts=..., nodes=..., depth=...)`` in ``choose`` to send the
     move's search effort with it (shown in tournament summaries).
     """
-    default_name = getattr(bot, "name", "custom")
+    default_name = os.environ.get("YARD_BOT_NAME") or getattr(bot, "name", "custom")
     parser = argparse.ArgumentParser(description=f"yard bot {default_name}")
-    parser.add_argument("--url", default="ws://127.0.0.1:8765")
+    parser.add_argument("--url", default=os.environ.get("YARD_URL") or "ws://127.0.0.1:8765")
     parser.add_argument("--name", default=default_name)
     parser.add_argument("--token")
     parser.add_argument("--version", default="")

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from bots.spec import BOT_SPEC, BOT_SPEC_LIST, BotSpec
 from db.cli import db_option
 from game.errors import YardError
 from protocol import OnTimeout, Policy, StartMatch, TimeControl, to_json
@@ -21,9 +22,18 @@ from protocol.messages import MatchResult
 from server.admin import AdminClient, AdminError
 from server.app import GameSink, MatchServer, refusal_slots
 from server.core import ServerConfig
+from server.engines import (
+    ENGINE,
+    ENGINE_HELP,
+    Engine,
+    EngineCommand,
+    engine_table,
+    spec_engine,
+    start_engine,
+)
 from server.logs import configure as configure_logging
 from server.logs import raise_open_file_limit
-from server.processes import Child, start_bot, start_server
+from server.processes import Child, start_server
 
 
 class ServerConfigError(YardError):
@@ -197,10 +207,16 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
     click.echo(f"stopped; {server.games_saved} games stored{lost}", err=True)
 
 
-@click.command()
+@click.command(cls=EngineCommand)
 @click.option("--rules", default="classic", show_default=True, help="Ruleset name or file.")
-@click.option("--mrx", required=True, help="Bot name playing Mister X.")
-@click.option("--detectives", required=True, help="Bot name(s), comma separated, per seat.")
+@click.option("--mrx", required=True, type=BOT_SPEC,
+              help="Bot playing Mister X: a connected bot's name with --server, else a bot "
+              "spec (built-in or installed bot, file.py:Class, an --engine name; options "
+              "as mcts:iterations=200).")
+@click.option("--detectives", required=True, type=BOT_SPEC_LIST,
+              help="Bot(s) per detective seat, comma separated (cycled).")
+@click.option("--engine", "engines", multiple=True, type=ENGINE, metavar="KEY=VALUE...",
+              help=ENGINE_HELP)
 @click.option("--server", "server_url", help="Running server URL (else start one locally).")
 @click.option("--seed", type=int, help="Game seed (random when omitted).")
 @click.option("--n-detectives", type=int, help="Number of detectives (ruleset default).")
@@ -212,19 +228,45 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
 @click.option("--admin-token", help="Admin token of the server.")
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def match(rules: str, mrx: str, detectives: str, server_url: str | None, seed: int | None,
-          n_detectives: int | None, move_time: float, bank_time: float, on_timeout: str,
-          max_illegal: int, admin_token: str | None, db_url: str, as_json: bool) -> None:
-    """Play one game between connected bots (or built-in bots started here) and print it."""
-    names = [n.strip() for n in detectives.split(",") if n.strip()]
-    request = StartMatch(rules, mrx, names, seed, n_detectives,
+def match(rules: str, mrx: BotSpec, detectives: list[BotSpec], engines: tuple[Engine, ...],
+          server_url: str | None, seed: int | None, n_detectives: int | None,
+          move_time: float, bank_time: float, on_timeout: str, max_illegal: int,
+          admin_token: str | None, db_url: str, as_json: bool) -> None:
+    """Play one game between connected bots (or bots started here) and print it."""
+    request = StartMatch(rules, mrx.ref, [d.ref for d in detectives], seed, n_detectives,
                          TimeControl(move_time, bank_time),
                          Policy(OnTimeout(on_timeout), max_illegal))
     if server_url:
+        if engines or any(s.options for s in (mrx, *detectives)):
+            raise ServerConfigError("--server plays bots already connected to it, by name: "
+                                    "--engine and bot options need a local match")
         result = asyncio.run(_remote(server_url, admin_token, request))
     else:
-        result = asyncio.run(_local(db_url, request))
+        result = asyncio.run(_local(db_url, request, match_engines([mrx, *detectives],
+                                                                   list(engines))))
     _print_result(result, as_json)
+
+
+def match_engines(specs: list[BotSpec], engines: list[Engine]) -> list[Engine]:
+    """The engines to start for a local match: an ``--engine`` by name, else ``yard bot``
+    with the spec, named by its ref."""
+    table = engine_table(engines)
+    out: dict[str, Engine] = {}
+    seen: dict[str, BotSpec] = {}
+    for spec in specs:
+        if seen.setdefault(spec.ref, spec) != spec:
+            raise ServerConfigError(f"bot {spec.ref!r} is given with different options; name "
+                                    f"each configuration with --engine name=NAME bot=SPEC")
+        if spec.ref in table:
+            if spec.options:
+                raise ServerConfigError(f"give options of engine {spec.ref!r} in its "
+                                        f"--engine definition (option.KEY=VALUE)")
+            out[spec.ref] = table.pop(spec.ref)
+        else:
+            out[spec.ref] = spec_engine(spec)
+    if table:
+        raise ServerConfigError(f"--engine {', '.join(sorted(table))}: not playing")
+    return list(out.values())
 
 
 async def _remote(url: str, token: str | None, request: StartMatch) -> MatchResult:
@@ -236,12 +278,12 @@ async def _remote(url: str, token: str | None, request: StartMatch) -> MatchResu
         raise ServerConfigError(f"{url}: {exc}") from None
 
 
-async def _local(db_url: str, request: StartMatch) -> MatchResult:
+async def _local(db_url: str, request: StartMatch, engines: list[Engine]) -> MatchResult:
     server, url = await start_server(db_url)
     bots: list[Child] = []
     try:
-        for name in dict.fromkeys([request.mrx, *request.detectives]):
-            bots.append(await start_bot(name, url))
+        for engine in engines:
+            bots.append(await start_engine(engine, url))
         return await _remote(url, None, request)
     finally:
         for child in bots:

@@ -1,8 +1,10 @@
 """Start ``yard serve`` and ``yard bot`` as subprocesses and learn when they are ready.
 
 Readiness comes from the child's first stdout line (``listening on ws://...`` from the
-server, ``connected ...`` from a bot), so callers never sleep-and-hope. Used by
-``yard match`` without ``--server`` and by the tournament runner.
+server, ``connected ...`` from ``yard bot``) or, for a bot given as a command, from the
+server listing it as connected, so callers never sleep-and-hope. Used by ``yard match``
+without ``--server``, by the tournament runner and by ``yard bot-check``;
+:mod:`server.engines` turns a bot spec into the command line.
 """
 
 from __future__ import annotations
@@ -10,14 +12,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import os
 import signal
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
 from game.errors import YardError
 
 READY_TIMEOUT_S = 60.0
+READY_POLL_S = 0.1
 
 
 class ProcessError(YardError):
@@ -53,6 +58,18 @@ class Child:
 
         The child's stderr goes to ``stderr_log`` (appended) when given, else to ours.
         """
+        return await cls.launch(yard_argv(*args), f"yard {' '.join(args)}", expect=expect,
+                                timeout=timeout, stderr_log=stderr_log)
+
+    @classmethod
+    async def launch(cls, argv: Sequence[str], what: str, *, expect: str | None = None,
+                     ready: Callable[[], Awaitable[bool]] | None = None,
+                     timeout: float = READY_TIMEOUT_S, stderr_log: Path | None = None,
+                     env: Mapping[str, str] | None = None, cwd: str | None = None) -> Child:
+        """Run ``argv`` and wait until it is ready: its first stdout line starts with
+        ``expect``, or (without ``expect``) ``ready()`` says so; its stdout then goes to
+        ``stderr_log`` too. Raises :class:`ProcessError` (with the log's last lines) if it
+        exits or is not ready within ``timeout`` seconds. ``what`` names it in errors."""
         try:
             log_file = stderr_log.open("ab") if stderr_log is not None else None
         except OSError as exc:
@@ -60,24 +77,34 @@ class Child:
                                f"{exc.strerror}") from None
         try:
             proc = await asyncio.create_subprocess_exec(
-                *yard_argv(*args), stdout=asyncio.subprocess.PIPE, stderr=log_file,
-                preexec_fn=_die_with_parent)
+                *argv, stdout=asyncio.subprocess.PIPE if expect is not None else log_file,
+                stderr=log_file, preexec_fn=_die_with_parent, cwd=cwd,
+                env=None if env is None else {**os.environ, **env})
+        except OSError as exc:
+            raise ProcessError(f"cannot run `{what}`: {exc.strerror or exc}") from None
         finally:
             if log_file is not None:
                 log_file.close()  # the child holds its own copy of the descriptor
-        assert proc.stdout is not None
-        try:
-            line = await asyncio.wait_for(proc.stdout.readline(), timeout)
-        except TimeoutError:
-            line = b""
-        text = line.decode().strip()
-        if not text.startswith(expect):
-            await cls(proc, text).stop()
-            message = f"`yard {' '.join(args)}` did not start (got {text!r:.200})"
-            if stderr_log is not None:
-                message += f"; last lines of {stderr_log}:\n{tail(stderr_log)}"
-            raise ProcessError(message)
-        return cls(proc, text)
+        if expect is not None:
+            assert proc.stdout is not None
+            try:
+                line = await asyncio.wait_for(proc.stdout.readline(), timeout)
+            except TimeoutError:
+                line = b""
+            text = line.decode(errors="replace").strip()
+            if text.startswith(expect):
+                return cls(proc, text)
+            problem = f"got {text!r:.200}"
+        else:
+            assert ready is not None
+            problem = await _wait_ready(proc, ready, timeout)
+            if not problem:
+                return cls(proc, "")
+        await cls(proc, "").stop()
+        message = f"`{what}` did not start ({problem})"
+        if stderr_log is not None:
+            message += f"; last lines of {stderr_log}:\n{tail(stderr_log)}"
+        raise ProcessError(message)
 
     async def stop(self, timeout: float = 10.0) -> int:
         """SIGTERM, wait, SIGKILL if needed; returns the exit status."""
@@ -90,6 +117,20 @@ class Child:
                 self.proc.kill()
                 await self.proc.wait()
         return self.proc.returncode or 0
+
+
+async def _wait_ready(proc: asyncio.subprocess.Process, ready: Callable[[], Awaitable[bool]],
+                      timeout: float) -> str:
+    """"" when ``ready()`` turned true, else what went wrong."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.returncode is not None:
+            return f"it exited with status {proc.returncode}"
+        if await ready():
+            return ""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), READY_POLL_S)  # poll, or notice an exit
+    return f"not ready after {timeout:g} s"
 
 
 def tail(path: Path, lines: int = 20) -> str:
@@ -107,9 +148,3 @@ async def start_server(db_url: str, *extra: str,
     child = await Child.start(["serve", "--port", "0", "--db", db_url, *extra], "listening on",
                               stderr_log=stderr_log)
     return child, child.ready_line.split()[-1]
-
-
-async def start_bot(name: str, url: str, *extra: str, stderr_log: Path | None = None) -> Child:
-    """``yard bot NAME --url URL``; returns once it is connected."""
-    return await Child.start(["bot", name, "--url", url, *extra], "connected",
-                             stderr_log=stderr_log)

@@ -20,11 +20,14 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from bots.spec import BOT_OPTION, BotSpec
 from db.cli import db_option
 from db.records import ScheduledGame
 from db.store import Database
 from game import Outcome
 from ratings.sprt import DEFAULT_MAX_PAIRS, SprtError, SprtSpec, SprtState
+from server.engines import ENGINE, ENGINE_HELP, Engine, EngineCommand
+from server.tournament.players import resolve_players
 from server.tournament.report import leader_line, tournament_report
 from server.tournament.runner import (
     Progress as RunProgress,
@@ -32,7 +35,7 @@ from server.tournament.runner import (
 from server.tournament.runner import (
     TournamentRunner,
     TournamentSpec,
-    builtin_roles,
+    bot_roles,
     create,
 )
 from server.tournament.schedule import Format
@@ -52,10 +55,14 @@ def tournament() -> None:
     """Run role-swapped tournaments between bots and store every game."""
 
 
-@tournament.command("run")
+@tournament.command("run", cls=EngineCommand)
 @click.option("--rules", required=True, help="Ruleset name or .toml file.")
 @click.option("--bots", required=True,
-              help="Comma-separated players; a detective team is written a+b.")
+              help="Comma-separated players: bot specs (built-in or installed bots, "
+              "file.py:Class, --engine names, with options: mcts:iterations=200); a "
+              "detective team is written a+b, Mister X and his detectives x/team.")
+@click.option("--engine", "engines", multiple=True, type=ENGINE, metavar="KEY=VALUE...",
+              help=ENGINE_HELP)
 @click.option("--format", "fmt", type=click.Choice([f.value for f in Format]),
               default=Format.ROUND_ROBIN.value, show_default=True)
 @click.option("--pairs", type=click.IntRange(min=1), default=None,
@@ -77,33 +84,34 @@ def tournament() -> None:
               help="Illegal tries before a forfeit.")
 @click.option("--connect-timeout", default=15.0, show_default=True,
               help="Seconds to wait for a bot that is not connected before forfeiting.")
-@click.option("--bot-option", "bot_options", multiple=True, metavar="BOT:KEY=VALUE",
-              help="Option for one bot, e.g. mcts:iterations=500.")
+@click.option("--bot-option", "bot_options", multiple=True, type=BOT_OPTION,
+              metavar="BOT:KEY=VALUE", help="Option for one bot, e.g. mcts:iterations=500.")
 @click.option("--server", "server_url", help="Use a running server (custom bots allowed).")
 @click.option("--admin-token", help="Admin token of that server.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @log_option
 @db_option
-def run(rules: str, bots: str, fmt: str, pairs: int | None, sprt_text: str | None,
-        concurrency: int | None, move_time: float,
-        bank_time: float, seed: int, self_play: bool, n_detectives: int | None,
-        on_timeout: str, max_illegal: int, connect_timeout: float,
-        bot_options: tuple[str, ...], server_url: str | None, admin_token: str | None,
+def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int | None,
+        sprt_text: str | None, concurrency: int | None, move_time: float, bank_time: float,
+        seed: int, self_play: bool, n_detectives: int | None, on_timeout: str,
+        max_illegal: int, connect_timeout: float, bot_options: tuple[BotSpec, ...],
+        server_url: str | None, admin_token: str | None,
         as_json: bool, child_log: Path | None, db_url: str) -> None:
     """Schedule and play a tournament, then print the leaderboard and win-rate matrix
     (with --sprt also the test's LLR, bounds, Elo estimate and decision)."""
     sprt = _sprt_spec(sprt_text)
     if pairs is None:
         pairs = 10 if sprt is None else DEFAULT_MAX_PAIRS
+    players, options, used = resolve_players(bots, list(engines), list(bot_options))
     spec = TournamentSpec(
-        rules=rules, bots=[b.strip() for b in bots.split(",") if b.strip()], format=fmt,
+        rules=rules, bots=players, format=fmt,
         pairs=pairs, sprt=sprt, seed=seed, move_time=move_time, bank_time=bank_time,
         self_play=self_play, detectives=n_detectives, on_timeout=on_timeout,
         max_illegal=max_illegal, connect_timeout=connect_timeout,
-        bot_options=_bot_options(bot_options))
+        bot_options=options, engines={name: e.to_dict() for name, e in used.items()})
     spec.validate()
     if server_url is None:
-        spec.check_roles(asyncio.run(builtin_roles(spec.bot_options)))
+        spec.check_roles(asyncio.run(bot_roles(spec)))
     db = Database.connect(db_url)
     tournament_id = create(db, spec)
     if not as_json:
@@ -162,17 +170,6 @@ def _sprt_spec(text: str | None) -> dict[str, float] | None:
         return SprtSpec.parse(text).to_dict()
     except SprtError as exc:
         raise click.BadParameter(str(exc), param_hint="--sprt") from None
-
-
-def _bot_options(pairs: tuple[str, ...]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for pair in pairs:
-        bot, sep, option = pair.partition(":")
-        if not sep or "=" not in option or not bot:
-            raise click.BadParameter(f"{pair!r} must look like BOT:KEY=VALUE",
-                                     param_hint="--bot-option")
-        out.setdefault(bot, []).append(option)
-    return out
 
 
 def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,

@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from bots.spec import parse_spec
 from db.store import Database
 from game import Move, Termination, Winner, from_text
 from ratings.outcomes import from_results
 from server import processes
+from server.engines import spec_engine, start_engine
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
@@ -123,8 +125,8 @@ def test_child_output_goes_to_the_log_not_the_terminal(tmp_path: Path) -> None:
 async def test_a_child_that_cannot_start_reports_the_end_of_its_log(tmp_path: Path) -> None:
     log = tmp_path / "children.log"
     with pytest.raises(processes.ProcessError) as failed:
-        await processes.start_bot("mcts", "ws://127.0.0.1:9", "--option", "nonsense=1",
-                                  stderr_log=log)
+        await start_engine(spec_engine(parse_spec("mcts:nonsense=1")), "ws://127.0.0.1:9",
+                           stderr_log=log)
     assert "did not start" in str(failed.value)
     assert "bot 'mcts' has no option 'nonsense'" in str(failed.value)
     assert "bot 'mcts' has no option 'nonsense'" in log.read_text()

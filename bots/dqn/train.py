@@ -38,7 +38,7 @@ from bots.dqn.features import (
 )
 from bots.dqn.model import Arch, export_params
 from bots.dqn.policy import WeightsError, save_weights
-from bots.registry import make_bot, parse_options
+from bots.registry import bot_from_spec
 from game import MRX, Outcome, Ruleset, State, View, Winner, new_game
 from game.errors import YardError
 
@@ -373,13 +373,6 @@ class Trainer:
         self.stats.best_eval = ckpt.get("best_eval")
         self.best_params = ckpt["best_params"]
         self.rng.setstate(ckpt["rng"])
-
-
-def bot_from_spec(spec: str, seed: int) -> Bot:
-    """A bot from ``NAME`` or ``NAME:key=value:key=value`` (e.g. ``alphabeta:depth=2:time=0``).
-    """
-    name, *pairs = spec.split(":")
-    return make_bot(name, seed, parse_options(pairs))
 
 
 def check_device(device: str) -> None:

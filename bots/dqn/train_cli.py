@@ -26,6 +26,7 @@ from bots.dqn.agent import DqnConfig
 from bots.dqn.features import Role
 from bots.dqn.model import Arch
 from bots.dqn.train import Rewards, Trainer, TrainingError, TrainSpec, TrainStats
+from bots.spec import split_spec_list
 from game import load_ruleset
 
 _HELP = {
@@ -94,8 +95,8 @@ def _config(kwargs: dict[str, Any]) -> tuple[DqnConfig, Rewards]:
 @click.option("--rules", "rules_name", required=True, help="ruleset name or .toml path")
 @click.option("--role", type=click.Choice([r.value for r in Role]), required=True)
 @click.option("--opponents", default="random", show_default=True,
-              help="comma-separated bots for the other side (one drawn per game); "
-              "options as NAME:key=value:..., e.g. alphabeta:depth=2:time=0")
+              help="comma-separated bot specs for the other side (one drawn per game), "
+              "e.g. alphabeta:depth=2,time=0")
 @click.option("--partner", default=None, help="scripted bot for the other detective seats "
               "(the learner then plays detective 1 only)")
 @click.option("--games", type=click.IntRange(1), default=2000, show_default=True)
@@ -130,7 +131,7 @@ def dqn(rules_name: str, role: str, opponents: str, partner: str | None, games: 
         features: str | None, time_limit: float, **kwargs: Any) -> None:
     """Train a DQN model in-process against registered bots and write its weights."""
     config, rewards = _config(kwargs)
-    names = [n.strip() for n in opponents.split(",") if n.strip()]
+    names = split_spec_list(opponents)
     if not names:
         raise TrainingError("--opponents needs at least one bot name")
     spec = TrainSpec(load_ruleset(rules_name), Role(role), names, games, seed, device, partner,

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from server.engines import Engine, EngineError, start_engine
 from server.processes import Child, ProcessError
 
 
@@ -34,17 +35,27 @@ from server.processes import Child, ProcessError
 class BotLaunch:
     """How the runner starts one process of a bot.
 
-    ``args`` are ``yard`` arguments (e.g. ``bot mcts --option time=0.5``); the pool appends
-    ``--url URL --instance SLOT``, and the process must print a line starting with
-    ``connected`` once the server has welcomed it. ``name`` is the name it announces (the
-    name the schedule uses); ``timed``: its strength depends on the clock; ``cores``: the
-    cores one of its moves keeps busy.
+    With ``engine`` (a bot spec or a command, :mod:`server.engines`) the pool starts it
+    with :func:`~server.engines.start_engine` for each slot's instance. Otherwise ``args``
+    are ``yard`` arguments (e.g. ``bot mcts --option time=0.5``); the pool appends ``--url
+    URL --instance SLOT``, and the process must print a line starting with ``connected``
+    once the server has welcomed it. ``name`` is the name it announces (the name the
+    schedule uses); ``timed``: its strength depends on the clock; ``cores``: the cores one
+    of its moves keeps busy.
     """
 
     name: str
     args: tuple[str, ...]
     timed: bool = False
     cores: int = 1
+    engine: Engine | None = None
+
+    async def start(self, url: str, instance: str, stderr_log: Path | None) -> Child:
+        """Start one process of this bot for ``instance``; returns once it is connected."""
+        if self.engine is not None:
+            return await start_engine(self.engine, url, stderr_log, instance=instance)
+        return await Child.start([*self.args, "--url", url, "--instance", instance],
+                                 "connected", stderr_log=stderr_log)
 
 
 def available_cores() -> int:
@@ -105,8 +116,7 @@ class BotPool:
         failure stop those that did start and raise :class:`ProcessError`."""
         wanted = [(launch, instance) for instance in self.instances for launch in self.launches]
         started = await asyncio.gather(
-            *(Child.start([*launch.args, "--url", url, "--instance", instance], "connected",
-                          stderr_log=self.stderr_log) for launch, instance in wanted),
+            *(launch.start(url, instance, self.stderr_log) for launch, instance in wanted),
             return_exceptions=True)
         failures = [result for result in started if isinstance(result, BaseException)]
         for (launch, instance), result in zip(wanted, started, strict=True):
@@ -115,7 +125,7 @@ class BotPool:
         if failures:
             await self.stop()
             first = failures[0]
-            if isinstance(first, ProcessError):
+            if isinstance(first, ProcessError | EngineError):
                 raise first
             raise ProcessError(f"a bot process could not start: {first!r}") from first
 

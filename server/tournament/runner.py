@@ -2,11 +2,12 @@
 
 The runner is orchestration only: pairings come from :mod:`server.tournament.schedule`,
 storage from :mod:`db.store`, refereeing from the server. Without a server URL it starts
-``yard serve`` and, per bot, one ``yard bot NAME`` process for each game slot
-(:mod:`server.tournament.pool`: concurrent games never share a bot process; built-in bots
-get no back door: they connect exactly like a custom bot) and stops them at the end, on
-errors and on Ctrl-C. Games still running when it stops are stored by the server as
-``aborted`` and stay pending, so ``yard tournament resume`` plays exactly what is missing.
+``yard serve`` and, per bot, one process for each game slot (:mod:`server.tournament.pool`:
+concurrent games never share a bot process): ``yard bot SPEC`` for built-in, installed and
+class bots, the command of a command engine (:mod:`server.engines`); built-in bots get no
+back door: they connect exactly like a custom bot. It stops them at the end, on errors and
+on Ctrl-C. Games still running when it stops are stored by the server as ``aborted`` and
+stay pending, so ``yard tournament resume`` plays exactly what is missing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bots.spec import BotSpec, parse_option_pairs
 from db.records import ScheduledGame
 from db.store import Database
 from game import Outcome, Termination, load_ruleset
@@ -29,6 +31,7 @@ from protocol import ErrorCode, OnTimeout, Policy, StartMatch, TimeControl
 from protocol.messages import MatchResult
 from ratings.sprt import SprtError, SprtSpec, SprtState
 from server.admin import AdminClient, AdminError
+from server.engines import Engine, EngineError, spec_engine
 from server.processes import Child, ProcessError, start_server, yard_argv
 from server.tournament.pool import (
     BotLaunch,
@@ -69,6 +72,8 @@ class TournamentSpec:
     #: An SPRT of the first player against the second (``SprtSpec.to_dict()``); ``pairs``
     #: is then the most pairs the test may use.
     sprt: dict[str, float] | None = None
+    #: Bots that are not built-in or installed ones: name -> ``Engine.to_dict()``.
+    engines: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (stored in the database)."""
@@ -109,6 +114,14 @@ class TournamentSpec:
         names = [name for player in self.bots for name in bots_of(player)]
         return list(dict.fromkeys(names))
 
+    def engine(self, name: str) -> Engine:
+        """How to launch bot ``name``: its ``--engine``, else ``yard bot NAME`` with the
+        tournament's options for it."""
+        if name in self.engines:
+            return Engine.from_dict(self.engines[name])
+        return spec_engine(BotSpec(name).with_options(
+            parse_option_pairs(self.bot_options.get(name, []))), name)
+
     def check_roles(self, roles: dict[str, list[str]]) -> None:
         """Raise unless every bot is known (``roles``: name -> roles it plays) and plays
         the side each player spec puts it on."""
@@ -117,8 +130,9 @@ class TournamentSpec:
             wanted += [(name, "detectives") for name in team_members(player)]
             for name, role in wanted:
                 if name not in roles:
-                    raise TournamentRunError(f"unknown bot {name!r}; built-in bots: "
-                                             f"{', '.join(sorted(roles))}")
+                    raise TournamentRunError(f"unknown bot {name!r}; bots: "
+                                             f"{', '.join(sorted(roles))} (or a class "
+                                             f"file.py:Class, or an --engine)")
                 if role not in roles[name]:
                     raise TournamentRunError(
                         f"bot {name!r} cannot play {role} (it plays "
@@ -160,7 +174,8 @@ Listener = Callable[[Progress, ScheduledGame, Outcome], None]
 
 @dataclass(frozen=True)
 class BuiltinBot:
-    """What ``yard bots --json`` says of a built-in bot (with the tournament's options)."""
+    """What ``yard bots --json`` says of a bot (with the tournament's options), or what an
+    ``--engine`` declares."""
 
     name: str
     roles: list[str]
@@ -302,7 +317,7 @@ class TournamentRunner:
                                                    stderr_log=self.child_log)
             self.pool = BotPool(launches, slots, self.child_log)
             await self.pool.start(url)
-        except ProcessError as exc:
+        except (ProcessError, EngineError) as exc:
             await self._stop_local()
             where = "" if self.child_log else " (see the message above)"
             raise TournamentRunError(f"{exc}{where}") from None
@@ -312,15 +327,10 @@ class TournamentRunner:
 
     async def launches(self) -> list[BotLaunch]:
         """How to start each bot of the tournament (checked: names, roles, options)."""
-        bots = await builtin_bots(self.spec.bot_options)
+        bots = await bot_infos(self.spec)
         self.spec.check_roles({name: bot.roles for name, bot in bots.items()})
-        out = []
-        for name in self.spec.bot_names():
-            options = [arg for opt in self.spec.bot_options.get(name, [])
-                       for arg in ("--option", opt)]
-            out.append(BotLaunch(name, ("bot", name, *options), bots[name].timed,
-                                 bots[name].cores))
-        return out
+        return [BotLaunch(name, (), bots[name].timed, bots[name].cores,
+                          engine=self.spec.engine(name)) for name in self.spec.bot_names()]
 
     async def _stop_local(self) -> None:
         # Bots first, so the server sees clean disconnects only from games it aborts.
@@ -390,30 +400,58 @@ class TournamentRunner:
         return outcome
 
 
+async def bot_roles(spec: TournamentSpec) -> dict[str, list[str]]:
+    """Every bot name ``spec`` may use and the roles each plays (see :func:`bot_infos`)."""
+    return {name: bot.roles for name, bot in (await bot_infos(spec)).items()}
+
+
 async def builtin_roles(options: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
-    """Built-in bot names and their roles (see :func:`builtin_bots`)."""
+    """Built-in and installed bot names and their roles (see :func:`builtin_bots`)."""
     return {name: bot.roles for name, bot in (await builtin_bots(options)).items()}
 
 
 async def builtin_bots(options: dict[str, list[str]] | None = None) -> dict[str, BuiltinBot]:
-    """The built-in bots by name, asked from ``yard bots --json`` (the server side never
-    imports the bots package): roles, and with ``options`` (bot -> ``key=value`` strings)
-    whether they are time-based and the cores a move needs. The options are checked on the
-    way: a bot that rejects them raises :class:`TournamentRunError` with its reason."""
-    checks = [arg for name, opts in (options or {}).items() for opt in opts
-              for arg in ("--check", f"{name}:{opt}")]
-    proc = await asyncio.create_subprocess_exec(*yard_argv("bots", "--json", *checks),
+    """The built-in and installed bots by name (see :func:`bot_infos`)."""
+    return await bot_infos(TournamentSpec("", [], bot_options=options or {}))
+
+
+async def bot_infos(spec: TournamentSpec) -> dict[str, BuiltinBot]:
+    """Every bot name ``spec`` may use: built-in and installed bots and the tournament's
+    ``bot``/``class`` engines as ``yard bots --json --check`` reports them (the server side
+    never imports the bots package): roles, and with the tournament's options whether they
+    are time-based and the cores a move needs; command engines as declared (both roles by
+    default). Options are checked on the way: a bot that rejects its options or cannot be
+    loaded raises :class:`TournamentRunError` with the reason."""
+    engines = {name: Engine.from_dict(data) for name, data in spec.engines.items()}
+    checks = [f"{name}:{opt}" for name, opts in spec.bot_options.items() for opt in opts]
+    checks += [str(e.spec) for e in engines.values() if e.spec is not None]
+    out = {row["name"]: BuiltinBot(row["name"], list(row["roles"]), bool(row.get("timed")),
+                                   max(1, int(row.get("cores", 1))))
+           for row in await bots_json(checks)}
+    for name, engine in engines.items():
+        if engine.spec is not None:
+            row = out[engine.spec.ref]
+            out[name] = BuiltinBot(name, row.roles, row.timed, row.cores)
+        else:
+            out[name] = BuiltinBot(name, list(engine.roles or ("detectives", "mrx")))
+    return out
+
+
+async def bots_json(checks: list[str]) -> list[dict[str, Any]]:
+    """The rows of ``yard bots --json --check SPEC...`` (each check must pass)."""
+    args = [arg for check in checks for arg in ("--check", check)]
+    proc = await asyncio.create_subprocess_exec(*yard_argv("bots", "--json", *args),
                                                 stdout=asyncio.subprocess.PIPE,
                                                 stderr=asyncio.subprocess.PIPE)
     out, err = await proc.communicate()
     if proc.returncode == 2:
-        reason = err.decode(errors="replace").strip().removeprefix("error: ")
-        raise TournamentRunError(f"--bot-option: {reason}")
+        reason = err.decode(errors="replace").strip().splitlines()
+        raise TournamentRunError(reason[-1].removeprefix("error: ") if reason else
+                                 "`yard bots --check` refused a bot")
     if proc.returncode != 0:
         raise TournamentRunError("`yard bots --json` failed; cannot check the bot names")
-    return {row["name"]: BuiltinBot(row["name"], list(row["roles"]), bool(row.get("timed")),
-                                    max(1, int(row.get("cores", 1))))
-            for row in json.loads(out)}
+    rows: list[dict[str, Any]] = json.loads(out)
+    return rows
 
 
 def _outcome(result: MatchResult) -> Outcome:

@@ -1,8 +1,9 @@
-"""``yard play``: play games in-process between built-in bots and summarise the results.
+"""``yard play``: play games in-process between bots and summarise the results.
 
     yard play --rules classic --mrx run --detectives rush --games 200 --seed 1
     yard play --rules grid5 --mrx greedy --detectives rush,random --json
     yard play --mrx mcts --detectives rush --option mcts:iterations=200
+    yard play --mrx random --detectives examples/closer_bot.py:Closer
 """
 
 from __future__ import annotations
@@ -16,35 +17,24 @@ import click
 
 from bots.arena import GameResult, Summary, play_many, wilson_interval
 from bots.base import Bot, require_role
-from bots.registry import BotOptionError, make_bot, parse_options
+from bots.registry import BotOptionError, bot_from_spec
+from bots.spec import BOT_OPTION, BOT_SPEC, BOT_SPEC_LIST, BotSpec, merge_options
 from game.rules import Ruleset, load_ruleset
 
 ProgressFn = Callable[[int, GameResult], None]
 
 
-def options_by_bot(specs: tuple[str, ...]) -> dict[str, dict[str, str]]:
-    """``("mcts:iterations=200", ...)`` -> ``{"mcts": {"iterations": "200"}}``."""
-    out: dict[str, dict[str, str]] = {}
-    for spec in specs:
-        bot, sep, pair = spec.partition(":")
-        if not sep or not bot:
-            raise BotOptionError(f"--option {spec!r} must look like BOT:key=value")
-        out.setdefault(bot.strip(), {}).update(parse_options([pair]))
-    return out
-
-
-def build_bots(mrx: str, detectives: str, options: dict[str, dict[str, str]],
+def build_bots(mrx: BotSpec, detectives: list[BotSpec], options: tuple[BotSpec, ...],
                seed: int) -> tuple[Bot, list[Bot]]:
-    """Mister X's bot and the detectives' bots (one per comma-separated name)."""
-    names = [n.strip() for n in detectives.split(",")]
-    if not all(names):
-        raise BotOptionError(f"--detectives {detectives!r}: empty bot name in the list")
-    unused = set(options) - {mrx, *names}
+    """Mister X's bot and the detectives' bots (one per spec); ``options`` are
+    ``--option BOT:key=value`` specs, merged into every spec with that ref."""
+    by_bot = merge_options(options)
+    unused = set(by_bot) - {mrx.ref, *(d.ref for d in detectives)}
     if unused:
         raise BotOptionError(f"--option given for bot(s) not playing: {', '.join(sorted(unused))}")
-    mrx_bot = make_bot(mrx, seed, options.get(mrx))
+    mrx_bot = bot_from_spec(mrx, seed, by_bot.get(mrx.ref))
     require_role(mrx_bot, "mrx")
-    det_bots = [make_bot(n, seed, options.get(n)) for n in names]
+    det_bots = [bot_from_spec(d, seed, by_bot.get(d.ref)) for d in detectives]
     for bot in det_bots:
         require_role(bot, "detectives")
     return mrx_bot, det_bots
@@ -92,20 +82,25 @@ def progress_bar(games: int, enabled: bool) -> Iterator[ProgressFn | None]:
 @click.command()
 @click.option("--rules", "rules_spec", default="classic", show_default=True,
               help="Built-in ruleset name or path to a ruleset .toml file.")
-@click.option("--mrx", default="random", show_default=True, help="Bot playing Mister X.")
-@click.option("--detectives", default="random", show_default=True,
-              help="Bot for every detective, or a comma list assigned to seats (cycled).")
+@click.option("--mrx", "mrx_spec", default="random", show_default=True, type=BOT_SPEC,
+              help="Bot spec playing Mister X (a built-in or installed bot, or "
+              "file.py:Class, with options: mcts:iterations=200).")
+@click.option("--detectives", "det_specs", default="random", show_default=True, type=BOT_SPEC_LIST,
+              help="Bot spec for every detective, or a comma list assigned to seats "
+              "(cycled).")
 @click.option("--games", default=100, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Game i uses seed SEED+i (same seed, same games).")
-@click.option("--option", "option_specs", multiple=True, metavar="BOT:KEY=VALUE",
-              help="A bot option, e.g. mcts:iterations=200 (repeatable).")
+@click.option("--option", "option_specs", multiple=True, type=BOT_OPTION,
+              metavar="BOT:KEY=VALUE", help="A bot option, e.g. mcts:iterations=200 "
+              "(repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def play(rules_spec: str, mrx: str, detectives: str, games: int, seed: int,
-         option_specs: tuple[str, ...], as_json: bool) -> None:
+def play(rules_spec: str, mrx_spec: BotSpec, det_specs: list[BotSpec], games: int, seed: int,
+         option_specs: tuple[BotSpec, ...], as_json: bool) -> None:
     """Play GAMES games in-process and print who won, how long games took and how fast."""
     rules = load_ruleset(rules_spec)
-    mrx_bot, det_bots = build_bots(mrx, detectives, options_by_bot(option_specs), seed)
+    mrx_bot, det_bots = build_bots(mrx_spec, det_specs, option_specs, seed)
+    mrx, detectives = str(mrx_spec), ",".join(str(d) for d in det_specs)
     with progress_bar(games, not as_json) as progress:
         summary = play_many(rules, mrx_bot, det_bots, games, seed=seed, progress=progress)
     if as_json:
