@@ -148,3 +148,10 @@ async def start_server(db_url: str, *extra: str,
     child = await Child.start(["serve", "--port", "0", "--db", db_url, *extra], "listening on",
                               stderr_log=stderr_log)
     return child, child.ready_line.split()[-1]
+
+
+async def start_bot(name: str, url: str, *extra: str, stderr_log: Path | None = None) -> Child:
+    """``yard bot NAME --url URL EXTRA...``; returns once it is connected. (Launchers of
+    bot specs and commands use :func:`server.engines.start_engine`.)"""
+    return await Child.start(["bot", name, "--url", url, *extra], "connected",
+                             stderr_log=stderr_log)
