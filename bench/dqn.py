@@ -20,6 +20,7 @@ from typing import Any
 from bots.arena import play_many, wilson_interval
 from bots.base import Bot
 from bots.registry import make_bot
+from bots.spec import parse_spec, split_spec_list
 from game import Move, View, load_ruleset
 
 BUDGETS: dict[str, dict[str, Any]] = {
@@ -28,9 +29,10 @@ BUDGETS: dict[str, dict[str, Any]] = {
 }
 
 
-def bot(name: str, seed: int = 1) -> Bot:
-    """A bot with the benchmark budget."""
-    return make_bot(name, seed, BUDGETS.get(name, {}))
+def bot(spec: str, seed: int = 1) -> Bot:
+    """A bot from a bot spec, with the benchmark budget unless the spec sets options."""
+    parsed = parse_spec(spec)
+    return make_bot(parsed.ref, seed, {**BUDGETS.get(parsed.ref, {}), **parsed.option_dict()})
 
 
 def rate(rules: str, mrx: str, det: str, games: int, seed: int) -> dict[str, Any]:
@@ -93,10 +95,10 @@ def grid5(args: argparse.Namespace) -> None:
 def graph(args: argparse.Namespace) -> None:
     """Graph targets: detectives vs the same Mister X; Mister X vs the same detectives."""
     load_ruleset(args.rules)
-    for mrx in args.mrx.split(","):
+    for mrx in split_spec_list(args.mrx):
         for det in ("random", "rush", "dqn"):
             show(rate(args.rules, mrx, det, args.games, args.seed))
-    for det in args.detectives.split(","):
+    for det in split_spec_list(args.detectives):
         for mrx in ("run2", "dqn"):
             show(rate(args.rules, mrx, det, args.games, args.seed))
 
@@ -151,8 +153,8 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rules", default="dash", help="graph ruleset (graph benchmark)")
-    parser.add_argument("--mrx", default="random,run2", help="Mister X bots (graph)")
-    parser.add_argument("--detectives", default="random,rush", help="detective bots (graph)")
+    parser.add_argument("--mrx", default="random,run2", help="Mister X bot specs (graph)")
+    parser.add_argument("--detectives", default="random,rush", help="detective bot specs (graph)")
     args = parser.parse_args()
     {"speed": speed, "grid5": grid5, "graph": graph, "matrix": matrix,
      "weights": weights}[args.which](args)

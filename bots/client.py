@@ -136,7 +136,12 @@ class BotClient:
             await ws.send(encode(Hello(PROTOCOL_VERSION, self.name, self.version, self.token,
                                        self._resume, instance=self.instance)))
             async for frame in ws:
-                self._on_message(decode(frame, max_size=2**22))
+                try:
+                    msg = decode(frame, max_size=2**22, strict=False)
+                except ProtocolError as exc:  # e.g. a message type newer than this client
+                    log.warning("%s: ignoring a message: %s", self.name, exc)
+                    continue
+                self._on_message(msg)
                 if self._done():
                     break
         self._ws = None

@@ -38,7 +38,8 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None) -
     Command line: ``--url`` (default ``$YARD_URL``, else ``ws://127.0.0.1:8765``),
     ``--name`` (default ``$YARD_BOT_NAME``, else the class's ``name``), ``--token``,
     ``--version``, ``--games``, ``--instance`` (a label telling several processes of one
-    bot apart). A launcher (``yard tournament run --engine``) sets the two variables.
+    bot apart; default ``$YARD_BOT_INSTANCE``). A launcher (``yard tournament run
+    --engine``) sets the variables.
     Returns games played.
 
     Call ``self.report(playouts=..., nodes=..., depth=...)`` in ``choose`` to send the
@@ -51,7 +52,7 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None) -
     parser.add_argument("--token")
     parser.add_argument("--version", default="")
     parser.add_argument("--games", type=int)
-    parser.add_argument("--instance")
+    parser.add_argument("--instance", default=os.environ.get("YARD_BOT_INSTANCE") or None)
     args = parser.parse_args(argv)
     client = BotClient(bot, args.url, args.name, args.version, args.token, args.games,
                        instance=args.instance)

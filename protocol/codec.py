@@ -46,8 +46,10 @@ def to_json(msg: Message) -> dict[str, Any]:
     return {"type": msg.TYPE, **body}
 
 
-def decode(text: str | bytes, max_size: int = DEFAULT_MAX_SIZE) -> Message:
-    """Parse and validate one frame."""
+def decode(text: str | bytes, max_size: int = DEFAULT_MAX_SIZE, strict: bool = True
+           ) -> Message:
+    """Parse and validate one frame. ``strict=False`` (clients) ignores unknown fields, so
+    a newer server may add fields without breaking older bots."""
     if len(text) > max_size:
         raise ProtocolError(ErrorCode.TOO_LARGE,
                             f"frame of {len(text)} bytes exceeds the limit of {max_size}")
@@ -57,7 +59,7 @@ def decode(text: str | bytes, max_size: int = DEFAULT_MAX_SIZE) -> Message:
         raise ProtocolError(ErrorCode.BAD_JSON, f"frame is not valid JSON: {exc}") from None
     if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("latin-1")):
         _check_unicode(data, "message")
-    return from_json(data)
+    return from_json(data, strict)
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -90,8 +92,8 @@ def _check_unicode(value: Any, where: str) -> None:
                                     "surrogate (not valid Unicode text)") from None
 
 
-def from_json(data: Any) -> Message:
-    """Validate a parsed JSON value as a message."""
+def from_json(data: Any, strict: bool = True) -> Message:
+    """Validate a parsed JSON value as a message (``strict``: see :func:`decode`)."""
     if not isinstance(data, dict):
         raise ProtocolError(ErrorCode.WRONG_TYPE, "a message must be a JSON object")
     kind = data.get("type")
@@ -101,8 +103,31 @@ def from_json(data: Any) -> Message:
     if cls is None:
         raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind[:40]!r}")
     body = {k: v for k, v in data.items() if k != "type"}
+    if not strict:
+        body = _known_only(cls, body)
     message: Message = _load_object(cls, body, kind)
     return message
+
+
+def _known_only(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` without fields ``cls`` does not know, recursively into nested messages."""
+    types_ = field_types(cls)
+    out: dict[str, Any] = {}
+    for name, value in data.items():
+        if name not in types_:
+            continue
+        nested = _dataclass_of(types_[name])
+        out[name] = _known_only(nested, value) if nested and isinstance(value, dict) \
+            else value
+    return out
+
+
+def _dataclass_of(tp: Any) -> type | None:
+    """The dataclass in ``tp`` (also ``X | None``), if any."""
+    if typing.get_origin(tp) in (types.UnionType, typing.Union):
+        found = [t for t in typing.get_args(tp) if dataclasses.is_dataclass(t)]
+        return found[0] if len(found) == 1 and isinstance(found[0], type) else None
+    return tp if isinstance(tp, type) and dataclasses.is_dataclass(tp) else None
 
 
 def _reject_constant(name: str) -> None:

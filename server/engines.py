@@ -10,9 +10,10 @@ waits until it is connected. Used by ``yard tournament run``, ``yard match`` and
 ``--engine`` takes ``key=value`` words (one argument, or several in a row):
 
 - ``name=NAME`` (required): the name the bot plays under on the server;
-- ``cmd=COMMAND``: a command line; ``{url}`` and ``{name}`` are replaced by the server URL
-  and NAME, and the process also gets them as ``$YARD_URL`` and ``$YARD_BOT_NAME``
-  (the Python SDK and the JavaScript example read those). It must connect as NAME;
+- ``cmd=COMMAND``: a command line; ``{url}``, ``{name}`` and ``{instance}`` are replaced by
+  the server URL, NAME and the process's instance label, and the process also gets them as
+  ``$YARD_URL``, ``$YARD_BOT_NAME`` and ``$YARD_BOT_INSTANCE`` (the Python SDK and the
+  JavaScript example read those). It must connect as NAME (with that instance);
 - ``bot=SPEC`` or ``class=SPEC``: a bot spec (``mybot.py:Closer``, ``mcts:iterations=200``);
 - ``option.KEY=VALUE``: an option for the ``bot``/``class`` spec (repeatable);
 - ``roles=mrx,detectives``: the sides a command bot plays (default both; a class declares
@@ -42,7 +43,7 @@ import click
 from bots.spec import BotSpec, BotSpecError, parse_spec
 from game.errors import YardError
 from server.admin import AdminClient, AdminError
-from server.processes import Child, yard_argv
+from server.processes import READY_TIMEOUT_S, Child, yard_argv
 
 ROLES = ("mrx", "detectives")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,63}")
@@ -63,17 +64,21 @@ class Engine:
     rules: tuple[str, ...] | None = None
     cwd: str | None = None
 
-    def command(self, url: str) -> list[str]:
-        """The process command line for a server at ``url``."""
+    def command(self, url: str, instance: str | None = None) -> list[str]:
+        """The process command line for a server at ``url`` (announcing ``instance``)."""
         if self.bot is not None:
-            return yard_argv("bot", self.bot, "--url", url, "--name", self.name)
+            extra = ["--instance", instance] if instance is not None else []
+            return yard_argv("bot", self.bot, "--url", url, "--name", self.name, *extra)
         assert self.cmd is not None
         return [word.replace("{url}", url).replace("{name}", self.name)
-                for word in shlex.split(self.cmd)]
+                .replace("{instance}", instance or "") for word in shlex.split(self.cmd)]
 
-    def env(self, url: str) -> dict[str, str]:
+    def env(self, url: str, instance: str | None = None) -> dict[str, str]:
         """Extra environment of the process."""
-        return {"YARD_URL": url, "YARD_BOT_NAME": self.name}
+        env = {"YARD_URL": url, "YARD_BOT_NAME": self.name}
+        if instance is not None:
+            env["YARD_BOT_INSTANCE"] = instance
+        return env
 
     @property
     def spec(self) -> BotSpec | None:
@@ -183,22 +188,29 @@ def engine_table(engines: list[Engine]) -> dict[str, Engine]:
     return out
 
 
-async def start_engine(engine: Engine, url: str, stderr_log: Path | None = None) -> Child:
-    """Launch ``engine`` against the server at ``url``; returns once it is connected.
+async def start_engine(engine: Engine, url: str, stderr_log: Path | None = None, *,
+                       instance: str | None = None, watch_url: str | None = None,
+                       timeout: float = READY_TIMEOUT_S) -> Child:
+    """Launch ``engine`` against the server at ``url``, announcing ``instance`` (see
+    ``hello.instance``); returns once it is connected.
 
     A ``yard bot`` engine reports ready on stdout; a command is ready when the server
-    lists a bot named ``engine.name``."""
-    argv = engine.command(url)
+    (at ``watch_url``, default ``url``) lists a bot named ``engine.name`` (with that
+    instance)."""
+    argv = engine.command(url, instance)
+    env = engine.env(url, instance)
     what = shlex.join(argv) if engine.cmd is not None else f"yard bot {engine.bot}"
     if engine.bot is not None:
         return await Child.launch(argv, what, expect="connected", stderr_log=stderr_log,
-                                  env=engine.env(url), cwd=engine.cwd)
+                                  env=env, cwd=engine.cwd, timeout=timeout)
     try:
-        async with AdminClient(url, name="yard-launcher") as admin:
+        async with AdminClient(watch_url or url, name="yard-launcher") as admin:
             async def connected() -> bool:
-                return engine.name in {bot.name for bot in await admin.list_bots()}
+                return any(bot.name == engine.name and
+                           (instance is None or instance in bot.instances)
+                           for bot in await admin.list_bots())
             return await Child.launch(argv, what, ready=connected, stderr_log=stderr_log,
-                                      env=engine.env(url), cwd=engine.cwd)
+                                      env=env, cwd=engine.cwd, timeout=timeout)
     except AdminError as exc:
         raise EngineError(f"cannot watch {url} for engine {engine.name!r}: {exc}") from None
 

@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "match": "server.cli:match",
     "bot": "bots.cli:bot",
     "bots": "bots.cli:list_bots",
+    "bot-check": "server.botcheck:bot_check",
     "games": "db.cli:games",
     "replay": "db.cli:replay",
     "import": "db.cli:import_records",

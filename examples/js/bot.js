@@ -4,6 +4,11 @@
 //
 //   node --experimental-websocket examples/js/bot.js --url ws://127.0.0.1:8765 --name jsbot
 //
+// --url, --name and --instance default to $YARD_URL, $YARD_BOT_NAME and $YARD_BOT_INSTANCE
+// (set by yard's launchers:
+// yard tournament run --engine name=jsbot cmd="node --experimental-websocket bot.js").
+// A dropped connection is resumed with the token from "welcome" (docs/protocol.md).
+//
 // Strategy: Mister X takes the move that ends farthest (by station number spread) from the
 // detectives' stations' average; detectives move to the legal station nearest, by number,
 // to a possible location. Crude on purpose: the point is the protocol.
@@ -11,13 +16,16 @@
 const args = Object.fromEntries(
   process.argv.slice(2).reduce((pairs, arg, i, all) =>
     arg.startsWith("--") ? [...pairs, [arg.slice(2), all[i + 1]]] : pairs, []));
-const url = args.url || "ws://127.0.0.1:8765";
-const name = args.name || "jsbot";
+const url = args.url || process.env.YARD_URL || "ws://127.0.0.1:8765";
+const name = args.name || process.env.YARD_BOT_NAME || "jsbot";
+const instance = args.instance || process.env.YARD_BOT_INSTANCE || null;
 const maxGames = args.games ? Number(args.games) : Infinity;
+const RETRY_MS = [200, 500, 1000, 2000, 4000];  // waits before each reconnect attempt
 let played = 0;
-
-const ws = new WebSocket(url);
-const send = (msg) => ws.send(JSON.stringify(msg));
+let resumeToken = null;   // from "welcome": sent in "hello" to take our seats back
+let announced = false;
+let stopping = false;
+let failures = 0;
 
 function destination(move) {        // "bus:52+taxi:13" -> 13
   const legs = move.split("+");
@@ -36,37 +44,66 @@ function choose(turn) {
   return turn.legal.reduce((best, move) => (score(move) < score(best) ? move : best));
 }
 
-ws.addEventListener("open", () => {
-  send({ type: "hello", protocol: 1, name, version: "js-1", token: args.token || null });
-});
+function connect() {
+  const ws = new WebSocket(url);
+  const send = (msg) => ws.send(JSON.stringify(msg));
 
-ws.addEventListener("message", (event) => {
-  const msg = JSON.parse(event.data);
-  switch (msg.type) {
-    case "welcome":
-      console.log(`connected as ${name} (session ${msg.session})`);
-      break;
-    case "your_turn":
-      send({ type: "move", game: msg.game, turn: msg.turn, seat: msg.seat, move: choose(msg) });
-      break;
-    case "ping":
-      send({ type: "pong", nonce: msg.nonce ?? null });
-      break;
-    case "error":
-      console.error(`server error ${msg.code}: ${msg.message}`);
-      break;
-    case "game_over":
-      played += 1;
-      console.error(`game ${msg.game}: ${msg.winner} won (${msg.termination})`);
-      if (played >= maxGames) ws.close();
-      break;
-    default:
-      break;   // game_start, update, move_ok: nothing to do for this bot
-  }
-});
+  ws.addEventListener("open", () => {
+    send({ type: "hello", protocol: 1, name, version: "js-1", token: args.token || null,
+           resume: resumeToken, instance });
+  });
 
-ws.addEventListener("close", () => process.exit(0));
-ws.addEventListener("error", (event) => {
-  console.error(`websocket error: ${event.message || event.type}`);
-  process.exit(1);
-});
+  ws.addEventListener("message", (event) => {
+    const msg = JSON.parse(event.data);   // unknown extra fields are simply not read
+    switch (msg.type) {
+      case "welcome":
+        failures = 0;
+        resumeToken = msg.resume_token;
+        if (!announced) {
+          console.log(`connected as ${name} (session ${msg.session})`);
+          announced = true;
+        } else {
+          console.error(`resumed session ${msg.session}: ${msg.resumed.length} games`);
+        }
+        break;
+      case "your_turn":
+        send({ type: "move", game: msg.game, turn: msg.turn, seat: msg.seat, move: choose(msg) });
+        break;
+      case "ping":
+        send({ type: "pong", nonce: msg.nonce ?? null });
+        break;
+      case "error":
+        if (msg.code === "bad_resume_token") resumeToken = null;  // next time: a new session
+        console.error(`server error ${msg.code}: ${msg.message}`);
+        break;
+      case "game_over":
+        played += 1;
+        console.error(`game ${msg.game}: ${msg.winner} won (${msg.termination})`);
+        if (played >= maxGames) {
+          stopping = true;
+          ws.close();
+        }
+        break;
+      default:
+        break;   // game_start, update, move_ok: nothing to do for this bot
+    }
+  });
+
+  // A dropped connection is resumed: reconnect and send the resume token within the
+  // server's grace period; the server re-sends our games and any pending turn.
+  ws.addEventListener("close", (event) => {
+    if (stopping || event.code === 1001) process.exit(0);   // done, or the server stopped
+    if (failures >= RETRY_MS.length) {
+      console.error(`cannot reach ${url}; giving up`);
+      process.exit(1);
+    }
+    const wait = RETRY_MS[failures++];
+    console.error(`connection lost (code ${event.code}); reconnecting in ${wait} ms`);
+    setTimeout(connect, wait);
+  });
+  ws.addEventListener("error", (event) => {
+    console.error(`websocket error: ${event.message || event.type}`);   // "close" follows
+  });
+}
+
+connect();

@@ -1,0 +1,177 @@
+"""Bring your own bot: a command bot, a class bot and a pip-installed entry-point bot play
+one tournament from one command, launched, checked and stopped like built-in bots."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from db.store import Database
+from game import Termination
+from server.engines import Engine, EngineError, join_engine_args, parse_engine
+
+SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
+RULE_ENDINGS = {Termination.CAUGHT, Termination.SURVIVED, Termination.CORNERED,
+                Termination.DETECTIVES_STUCK}
+
+
+def install_entry_point_bot(site: Path) -> None:
+    """A real distribution on ``site``: a package and its .dist-info with an entry point in
+    the ``yard.bots`` group, exactly what ``pip install`` leaves behind."""
+    package = site / "yard_demo_bots"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(textwrap.dedent('''
+        from bots.sdk import Bot
+
+        class Demo(Bot):
+            """Plays the first legal move."""
+            name = "demo"
+
+            def choose(self, view, legal):
+                return legal[0]
+
+        class Hunter(Bot):
+            name = "hunter"
+            roles = frozenset({"detectives"})
+
+            def choose(self, view, legal):
+                return self.rng.choice(legal)
+    '''))
+    info = site / "yard_demo_bots-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: yard-demo-bots\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[yard.bots]\ndemo = yard_demo_bots:Demo\nhunter = yard_demo_bots:Hunter\n")
+    (info / "RECORD").write_text("")
+
+
+def yard(*args: str, env: dict[str, str], cwd: Path | None = None
+         ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*YARD, *args], capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=180 * SCALE, check=False)
+
+
+def with_site(site: Path) -> dict[str, str]:
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path}
+
+
+def test_command_class_and_entry_point_bots_in_one_tournament(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node is not None, "Node.js is needed (CI installs it: apt-get install nodejs)"
+    site = tmp_path / "site"
+    install_entry_point_bot(site)
+    env = with_site(site)
+
+    listed = json.loads(yard("bots", "--json", env=env).stdout)
+    rows = {row["name"]: row for row in listed}
+    assert rows["demo"]["source"] == "entry point (yard-demo-bots)"
+    assert rows["hunter"]["roles"] == ["detectives"]
+    assert rows["random"]["source"] == "builtin"
+
+    url = f"sqlite:///{tmp_path / 'byob.db'}"
+    done = yard("tournament", "run", "--rules", "grid5", "--pairs", "1", "--seed", "3",
+                "--bots", "demo,closer_bot.py:Closer,js,random",
+                "--engine", "name=js", f"cmd={node} --experimental-websocket --no-warnings "
+                "js/bot.js",
+                "--db", url, "--log", str(tmp_path / "children.log"), "--json",
+                env=env, cwd=EXAMPLES)
+    assert done.returncode == 0, done.stderr + (tmp_path / "children.log").read_text()
+    report = json.loads(done.stdout)
+    assert report["games"] == 12  # 4 players, 6 pairings, 1 role-swapped pair each
+    names = {row["player"] for row in report["leaderboard"]["rows"]}
+    assert names == {"demo", "closer_bot.py:Closer", "js", "random"}
+    db = Database.connect(url)
+    tid = report["tournament_id"]
+    games = [db.load_game(r.game_id) for r in db.results(tournament_id=tid)]
+    assert len(games) == 12 and db.pending(tid) == []
+    assert all(g.outcome.termination in RULE_ENDINGS for g in games)
+    players = {g.mrx_player for g in games} | {g.detective_player for g in games}
+    assert players == names
+    spec = db.get_tournament(tid).spec
+    assert spec["engines"]["js"]["cmd"].endswith("js/bot.js")
+    assert spec["engines"]["closer_bot.py:Closer"]["bot"] == \
+        f"{EXAMPLES / 'closer_bot.py'}:Closer"
+
+    # The role check covers custom bots before anything is stored.
+    refused = yard("tournament", "run", "--rules", "grid5", "--bots", "random,hunter",
+                   "--db", url, env=env)
+    assert refused.returncode == 2
+    assert "bot 'hunter' cannot play mrx" in refused.stderr
+    refused = yard("tournament", "run", "--rules", "grid5", "--bots", "random,x",
+                   "--engine", "name=x", "cmd=true", "roles=detectives", "--db", url, env=env)
+    assert refused.returncode == 2 and "bot 'x' cannot play mrx" in refused.stderr
+    assert len(json.loads(yard("tournament", "list", "--db", url, "--json",
+                               env=env).stdout)) == 1
+
+
+def test_play_and_match_take_custom_bots(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    install_entry_point_bot(site)
+    env = with_site(site)
+    played = yard("play", "--rules", "grid5", "--games", "3", "--mrx", "demo",
+                  "--detectives", f"{EXAMPLES / 'closer_bot.py'}:Closer,hunter", "--json",
+                  env=env)
+    assert played.returncode == 0, played.stderr
+    assert json.loads(played.stdout)["games"] == 3
+    matched = yard("match", "--rules", "grid5", "--seed", "2", "--mrx", "demo",
+                   "--detectives", "closer", "--engine", "name=closer",
+                   f"class={EXAMPLES / 'closer_bot.py'}:Closer", "--json",
+                   "--db", f"sqlite:///{tmp_path / 'm.db'}", env=env)
+    assert matched.returncode == 0, matched.stderr
+    assert json.loads(matched.stdout)["termination"] in {t.value for t in RULE_ENDINGS}
+
+
+def test_player_specs_with_paths_need_an_engine(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    cases = [
+        (["--bots", f"random,{EXAMPLES / 'closer_bot.py'}:Closer"], "--engine name=NAME"),
+        (["--bots", "random,greedy", "--engine", "name=x", "cmd=true"], "not used in --bots"),
+        (["--bots", "random,x:depth=1", "--engine", "name=x", "cmd=true"],
+         "option.KEY=VALUE"),
+        (["--bots", "random,nosuch.py:Closer"], "does not exist"),
+    ]
+    for args, message in cases:
+        out = yard("tournament", "run", "--rules", "grid5", *args, "--db",
+                   f"sqlite:///{tmp_path / 'x.db'}", env=env)
+        assert out.returncode == 2, (args, out.stderr)
+        assert message in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_engine_definitions() -> None:
+    engine = parse_engine("name=mine 'cmd=python b.py --url {url} --slot {instance}' "
+                          "roles=mrx rules=classic,grid5", "/work")
+    assert engine.command("ws://h:1", "2") == ["python", "b.py", "--url", "ws://h:1",
+                                               "--slot", "2"]
+    assert engine.env("ws://h:1", "2") == {"YARD_URL": "ws://h:1", "YARD_BOT_NAME": "mine",
+                                           "YARD_BOT_INSTANCE": "2"}
+    assert engine.roles == ("mrx",) and engine.rules == ("classic", "grid5")
+    assert Engine.from_dict(engine.to_dict()) == engine
+    bot = parse_engine("name=c class=sub/x.py:Closer option.depth=2", "/work")
+    assert bot.bot == "/work/sub/x.py:Closer:depth=2"
+    argv = bot.command("ws://h:1", "3")
+    assert argv[-7:] == ["/work/sub/x.py:Closer:depth=2", "--url", "ws://h:1", "--name", "c",
+                         "--instance", "3"]
+    for bad, message in [("cmd=x", "needs name="), ("name=a", "exactly one"),
+                         ("name=a cmd=x bot=random", "exactly one"),
+                         ("name=a cmd=x option.k=1", "option.KEY"),
+                         ("name=a bot=random roles=mrx", "roles= is for cmd"),
+                         ("name=a cmd=x colour=red", "unknown key"),
+                         ("name=a 'cmd=x \"unclosed'", "quotation")]:
+        try:
+            parse_engine(bad)
+        except EngineError as exc:
+            assert message in str(exc), (bad, exc)
+        else:
+            raise AssertionError(bad)
+    # `--engine name=x cmd="..."` (two shell words) folds into one value.
+    args = ["--engine", "name=x", "cmd=python b.py", "roles=mrx", "random", "--json"]
+    assert join_engine_args(args) == ["--engine", "name=x 'cmd=python b.py' roles=mrx",
+                                      "random", "--json"]
