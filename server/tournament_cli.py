@@ -212,7 +212,7 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
         return
     report.render(Console())
     if progress.sprt is not None:
-        Console().print(progress.sprt.summary(), highlight=False)
+        Console().print(progress.sprt.summary(), highlight=False, soft_wrap=True)
         if progress.sprt.decision.final:
             return
     if progress.aborted:
