@@ -312,9 +312,13 @@ class TournamentRunner:
         if (warning := oversubscription(slots, launches)) is not None:
             self.notice(warning)
         try:
-            self._server, url = await start_server(self.db_url, "--move-time",
-                                                   str(self.spec.move_time),
-                                                   stderr_log=self.child_log)
+            # Every bot process is a connection from this host: the server's caps must
+            # leave room for all of them (and the admin) however many slots there are.
+            sockets = slots * len(launches) + 64
+            self._server, url = await start_server(
+                self.db_url, "--move-time", str(self.spec.move_time),
+                "--max-per-address", str(max(256, sockets)),
+                "--max-connections", str(max(1024, sockets)), stderr_log=self.child_log)
             self.pool = BotPool(launches, slots, self.child_log)
             await self.pool.start(url)
         except (ProcessError, EngineError) as exc:
