@@ -34,6 +34,7 @@ from server.engines import (
 from server.logs import configure as configure_logging
 from server.logs import raise_open_file_limit
 from server.processes import Child, start_server
+from server.tournament.runner import TournamentSpec, bot_roles
 
 
 class ServerConfigError(YardError):
@@ -242,9 +243,21 @@ def match(rules: str, mrx: BotSpec, detectives: list[BotSpec], engines: tuple[En
                                     "--engine and bot options need a local match")
         result = asyncio.run(_remote(server_url, admin_token, request))
     else:
-        result = asyncio.run(_local(db_url, request, match_engines([mrx, *detectives],
-                                                                   list(engines))))
+        launch = match_engines([mrx, *detectives], list(engines))
+        check_match_roles(request, launch)
+        result = asyncio.run(_local(db_url, request, launch))
     _print_result(result, as_json)
+
+
+def check_match_roles(request: StartMatch, engines: list[Engine]) -> None:
+    """Refuse a local match before anything starts when a bot is unknown, rejects its
+    options or is seated on a side it does not play (like a tournament does)."""
+    spec = TournamentSpec("", [], engines={e.name: e.to_dict() for e in engines})
+    roles = asyncio.run(bot_roles(spec))
+    for name, role in [(request.mrx, "mrx"), *((d, "detectives") for d in request.detectives)]:
+        if role not in roles.get(name, []):
+            plays = " and ".join(roles.get(name, [])) or "nothing"
+            raise ServerConfigError(f"bot {name!r} cannot play {role} (it plays {plays})")
 
 
 def match_engines(specs: list[BotSpec], engines: list[Engine]) -> list[Engine]:

@@ -127,6 +127,12 @@ def test_play_and_match_take_custom_bots(tmp_path: Path) -> None:
                    "--db", f"sqlite:///{tmp_path / 'm.db'}", env=env)
     assert matched.returncode == 0, matched.stderr
     assert json.loads(matched.stdout)["termination"] in {t.value for t in RULE_ENDINGS}
+    # A local match checks roles before it starts anything, custom bots included.
+    refused = yard("match", "--rules", "grid5", "--mrx", "hunter", "--detectives", "demo",
+                   "--db", f"sqlite:///{tmp_path / 'm.db'}", env=env)
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == \
+        "error: bot 'hunter' cannot play mrx (it plays detectives)"
 
 
 def test_player_specs_with_paths_need_an_engine(tmp_path: Path) -> None:
