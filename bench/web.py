@@ -19,6 +19,7 @@ import random
 import statistics
 import sys
 import time
+import urllib.error
 import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -91,10 +92,17 @@ def stored(url: str) -> int:
 
 
 def fetch(url: str) -> tuple[float, bytes]:
+    """Time a GET, following 503 "computing" answers (retry every 0.2 s) to the result."""
     started = time.perf_counter()
-    with urllib.request.urlopen(url, timeout=600) as response:
-        body = response.read()
-    return time.perf_counter() - started, body
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=600) as response:
+                body = response.read()
+            return time.perf_counter() - started, body
+        except urllib.error.HTTPError as exc:
+            if exc.code != 503:
+                raise
+            time.sleep(0.2)
 
 
 async def measure(url: str, warm: int) -> dict[str, object]:

@@ -254,3 +254,26 @@ def test_tournament_run_prints_the_watch_address(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     lines = [line for line in run.stderr.splitlines() if "watch" in line]
     assert lines and "http://127.0.0.1:" in lines[0] and "#/tournaments/" in lines[0]
+
+
+async def test_slow_ratings_answer_503_then_the_cached_result(
+        seeded: Seeded, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first computation longer than the answer budget (the handshake timeout bounds
+    HTTP answers) is a 503 ``computing`` with Retry-After; it goes on and fills the cache."""
+    import server.web.http as web_http
+
+    url = seed_database(tmp_path / "slow.db").url
+    monkeypatch.setattr(web_http, "COMPUTE_WAIT_S", 0.0)
+    async with running_server(url) as (_, app, base):
+        status, headers, body = await asyncio.to_thread(get, f"{base}api/leaderboard")
+        assert status == 503 and headers["Retry-After"] == "2"
+        assert json.loads(body)["error"]["code"] == "computing"
+        for _ in range(200):  # the client's retries
+            if app.ratings.computed >= 2:
+                break
+            await asyncio.sleep(0.05)
+        monkeypatch.setattr(web_http, "COMPUTE_WAIT_S", 30.0)
+        before = app.ratings.computed
+        status, board = await get_json(f"{base}api/leaderboard")
+        assert status == 200 and app.ratings.computed == before
+        assert [s["ruleset"] for s in board["rulesets"]] == ["classic", "grid5"]

@@ -65,6 +65,20 @@ log = logging.getLogger(__name__)
 
 STATIC_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,80}\.(html|css|js|svg|png|txt)$")
 RUNNING_GRACE_S = 15.0
+COMPUTE_WAIT_S = 3.0
+
+
+class Computing(WebError):
+    """Ratings not ready yet (a long first computation); the client should retry."""
+
+    status = 503
+    code = "computing"
+
+
+def _consume(task: asyncio.Future[Any]) -> None:
+    """Retrieve a background computation's exception (none is lost or logged twice)."""
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("ratings computation failed: %s", task.exception())
 _HOST = re.compile(r"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$")
 _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         "connect-src 'self'{ws}; font-src 'self'; base-uri 'none'; form-action 'none'; "
@@ -202,7 +216,10 @@ class WebApp:
             except (NotFound, GameNotFoundError, TournamentError) as exc:
                 return self._error(404, "not_found", str(exc))
             except WebError as exc:
-                return self._error(exc.status, exc.code, str(exc))
+                response = self._error(exc.status, exc.code, str(exc))
+                if isinstance(exc, Computing):
+                    response.headers["Retry-After"] = "2"
+                return response
             except ReplayError as exc:
                 return self._error(422, "bad_record", str(exc))
             except DatabaseError as exc:
@@ -212,12 +229,25 @@ class WebApp:
     # ------------------------------------------------------------------ endpoints
 
     async def _leaderboard(self, query: dict[str, list[str]], _: list[str]) -> Any:
-        return await asyncio.to_thread(self.ratings.sections, _one(query, "rules"),
-                                       _one(query, "tournament"), "leaderboard")
+        return await self._rated(query, "leaderboard")
 
     async def _matrix(self, query: dict[str, list[str]], _: list[str]) -> Any:
-        return await asyncio.to_thread(self.ratings.sections, _one(query, "rules"),
-                                       _one(query, "tournament"), "matrix")
+        return await self._rated(query, "matrix")
+
+    async def _rated(self, query: dict[str, list[str]], which: str) -> Any:
+        """Ratings off the event loop. A cold computation on a large database can outlast
+        the handshake timeout that also bounds HTTP answers (the match server's
+        ``hello_timeout_s``, 5 s by default; websockets' own default is 10 s): after
+        :data:`COMPUTE_WAIT_S` the client gets 503 ``computing`` (retry) while the
+        computation goes on and fills the cache."""
+        work = asyncio.ensure_future(asyncio.to_thread(
+            self.ratings.sections, _one(query, "rules"), _one(query, "tournament"), which))
+        try:
+            return await asyncio.wait_for(asyncio.shield(work), COMPUTE_WAIT_S)
+        except TimeoutError:
+            work.add_done_callback(_consume)
+            raise Computing("the ratings are being computed; retry in a few seconds") \
+                from None
 
     def _running(self) -> set[str]:
         """Tournaments with a game on this server now or a few seconds ago (a runner

@@ -42,7 +42,12 @@ export async function api(path, params) {
   for (const [key, value] of Object.entries(params || {})) {
     if (value !== null && value !== undefined && value !== "") url.searchParams.set(key, value);
   }
-  const response = await fetch(url);
+  let response = await fetch(url);
+  for (let tries = 0; response.status === 503 && tries < 60; tries++) {
+    // 503 "computing": the first ratings of a large database take a while; ask again.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    response = await fetch(url);
+  }
   const data = await response.json().catch(() => null);
   if (!response.ok) {
     const message = data && data.error ? data.error.message : response.statusText;
