@@ -149,3 +149,23 @@ def test_merge_refuses_overlapping_chunks_and_verdicts() -> None:
     assert verdict(cell, 0.4, 0.5) == "beats"  # Mister X holds the detectives lower
     assert verdict(cell, 0.65, 0.7) == "falls short"
     assert verdict(cell, 0.55, 0.7) == "agrees"
+
+
+def test_dqn_safe_mrx_never_steps_into_reach_when_it_need_not() -> None:
+    rules = load_ruleset("grid5")
+    dist = rules.board.distances()
+    safe, plain = make("dqn:safe=true"), make("dqn")
+    differed = 0
+    for game_seed in range(30):
+        result = play_game(rules, safe, [make("random")], game_seed)
+        state = result.start
+        for seat, move in result.moves:
+            if seat == 0:
+                view, legal = state.view(0), state.legal_moves()
+                reach = [dist[m.destination, list(view.detectives)].min() for m in legal]
+                if max(reach) >= 2:
+                    assert dist[move.destination, list(view.detectives)].min() >= 2
+                plain.begin(rules, [0], 1)
+                differed += plain.choose(view, legal) != move
+            state = state.apply_unchecked(move)
+    assert differed > 0  # the option changes some choices of the plain network

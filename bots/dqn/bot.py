@@ -129,16 +129,19 @@ class DqnBot(Bot):
     """Plays the move with the highest Q-value (ε-random with ``epsilon`` > 0).
 
     Options: ``weights`` — a weights file to use instead of the shipped one; ``epsilon`` —
-    probability of a uniformly random legal move (default 0: always greedy).
+    probability of a uniformly random legal move (default 0: always greedy); ``safe`` —
+    Mister X plays the best-valued move whose destination no detective can reach next turn
+    (distance >= 2 from each), when there is one (default off).
     """
 
     name = "dqn"
 
     def __init__(self, seed: int | None = None, *, weights: str = "",
-                 epsilon: float = 0.0) -> None:
+                 epsilon: float = 0.0, safe: bool = False) -> None:
         super().__init__(seed)
         self.weights = weights
         self.epsilon = epsilon
+        self.safe = safe
         self.models: dict[Role, LoadedModel] = {}
         self._cache: dict[tuple[str, int, Role], LoadedModel] = {}
 
@@ -163,7 +166,24 @@ class DqnBot(Bot):
         if self.epsilon and self.rng.random() < self.epsilon:
             return self.rng.choice(legal)
         obs = observe(model.encoder, view, legal)
-        return move_of(model.encoder, view, legal, int(np.argmax(model.q(obs))))
+        values = model.q(obs)
+        best = move_of(model.encoder, view, legal, int(np.argmax(values)))
+        if not self.safe or role is not Role.MRX:
+            return best
+        return self._safest(view, legal, values, model) or best
+
+    def _safest(self, view: View, legal: Sequence[Move], values: np.ndarray[Any, Any],
+                model: LoadedModel) -> Move | None:
+        """The best-valued legal move that ends out of every detective's next step."""
+        dist = view.rules.board.distances()
+        detectives = np.asarray(view.detectives)
+        for index in np.argsort(-values, kind="stable"):
+            if not np.isfinite(values[index]):
+                break
+            move = move_of(model.encoder, view, legal, int(index))
+            if move in legal and dist[move.destination, detectives].min() >= 2:
+                return move
+        return None
 
     def describe(self) -> str:
         """Name plus the weights used."""

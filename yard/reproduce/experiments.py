@@ -219,8 +219,8 @@ def _dash() -> Experiment:
     ]
     cells = tuple(
         Cell(key, label, "dash", mrx, det, metric, 1_000, 100, None, "",
-             ("testing score only: training scores are the weights' training record "
-              "(plot, notes). " + differs).strip(), subject)
+             "; ".join(p for p in ("testing score only: training scores are the weights' "
+                                   "training record (plot, notes)", differs) if p), subject)
         for key, label, mrx, det, metric, subject, differs in rows)
     return Experiment(
         "dash", "Dash: DQN Mister X and detectives on London without double moves or ferry",
