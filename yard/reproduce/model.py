@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from bots.arena import play_game, wilson_interval
 from bots.base import Bot
-from bots.registry import make_bot, parse_options
+from bots.registry import bot_from_spec
 from game import Winner, load_ruleset
 from game.errors import YardError
 
@@ -119,9 +119,9 @@ class ChunkResult:
 
 
 def make(spec: str, seed: int | None = None) -> Bot:
-    """A bot from a spec ``name`` or ``name:key=value,...``."""
-    name, _, opts = spec.partition(":")
-    return make_bot(name, seed, parse_options([o for o in opts.split(",") if o]))
+    """A bot from a spec ``name`` or ``name:key=value,...`` (the grammar of
+    :mod:`bots.spec`)."""
+    return bot_from_spec(spec, seed)
 
 
 @cache
