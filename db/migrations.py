@@ -148,10 +148,18 @@ def _v3(conn: Connection) -> None:
     _add_column(conn, "tournaments", "state", sa.JSON())
 
 
+def _v4(conn: Connection) -> None:
+    """Leases on schedule entries for cluster workers (``lease_owner``, ``lease_expires``);
+    null on every existing row (nobody holds it)."""
+    _add_column(conn, "scheduled_games", "lease_owner", sa.String(100))
+    _add_column(conn, "scheduled_games", "lease_expires", sa.DateTime(timezone=True))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     (1, "initial schema: bots, tournaments, schedule, games, seats, turns, records", _v1),
     (2, "turns: reported search effort (playouts, nodes, depth); game_seats: instance", _v2),
     (3, "tournaments.state: runner state such as an SPRT decision", _v3),
+    (4, "scheduled_games: lease_owner, lease_expires (cluster workers claim games)", _v4),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -62,6 +62,10 @@ class ScheduledGameRow(Base):
     mrx_player: Mapped[str] = mapped_column(sa.String(400))
     detective_player: Mapped[str] = mapped_column(sa.String(400))
     seed: Mapped[int | None] = mapped_column(sa.BigInteger)
+    #: Who is playing the entry now (a cluster worker's id) until ``lease_expires``; null
+    #: when nobody holds it; ``"aborted"`` (no expiry) when its game was aborted in this run.
+    lease_owner: Mapped[str | None] = mapped_column(sa.String(100))
+    lease_expires: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
 
 
 class GameRow(Base):

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import sqlalchemy as sa
@@ -77,6 +77,10 @@ class PlannedGame(Protocol):
     def seed(self) -> int | None: ...
 
 _BIGINT = 2**63
+
+
+#: The lease owner of an entry whose game was aborted in the current cluster run.
+ABORTED_LEASE = "aborted"
 
 
 class Database:
@@ -387,6 +391,86 @@ class Database:
                 raise TournamentError(f"no tournament {tournament_id!r} in database "
                                       f"{self.url}")
             return [_entry(row) for row in session.scalars(query)]
+
+    # ------------------------------------------------------------------ leases
+
+    def claim(self, tournament_id: str, owner: str, lease_s: float) -> ScheduledGame | None:
+        """Claim the first pending entry nobody holds (or whose lease expired) for
+        ``owner`` until ``lease_s`` seconds from now; ``None`` when there is none.
+
+        PostgreSQL locks the row (``SELECT ... FOR UPDATE SKIP LOCKED``), so concurrent
+        claimers on any machine get different entries; SQLite serialises writers with
+        ``BEGIN IMMEDIATE`` (one machine only). Lease times are UTC from the claimer's
+        clock: cluster nodes need synchronised clocks (NTP) to within the lease.
+        """
+        now = datetime.now(UTC)
+        played = sa.select(GameRow.id).where(GameRow.schedule_id == ScheduledGameRow.id)
+        query = (sa.select(ScheduledGameRow)
+                 .where(ScheduledGameRow.tournament_id == tournament_id, ~played.exists(),
+                        sa.or_(ScheduledGameRow.lease_owner.is_(None),
+                               ScheduledGameRow.lease_expires < now))
+                 .order_by(ScheduledGameRow.game_index).limit(1)
+                 .with_for_update(skip_locked=True, of=ScheduledGameRow))
+        with self._write("claim a game") as session:
+            row = session.scalars(query).first()
+            if row is None:
+                return None
+            row.lease_owner = owner
+            row.lease_expires = now + timedelta(seconds=lease_s)
+            return _entry(row)
+
+    def renew(self, schedule_id: int, owner: str, lease_s: float) -> bool:
+        """Extend ``owner``'s lease on an entry; ``False`` if it no longer holds it."""
+        until = datetime.now(UTC) + timedelta(seconds=lease_s)
+        with self._write("renew a lease") as session:
+            done = session.execute(
+                sa.update(ScheduledGameRow)
+                .where(ScheduledGameRow.id == schedule_id,
+                       ScheduledGameRow.lease_owner == owner)
+                .values(lease_expires=until))
+            return bool(getattr(done, "rowcount", 0))
+
+    def release(self, schedule_id: int, owner: str, *, aborted: bool = False) -> None:
+        """Give up ``owner``'s lease on an entry. ``aborted``: its game was aborted, so
+        the entry is parked (no worker of this run claims it again) until
+        :meth:`unpark` (the next run or resume)."""
+        with self._write("release a lease") as session:
+            session.execute(
+                sa.update(ScheduledGameRow)
+                .where(ScheduledGameRow.id == schedule_id,
+                       ScheduledGameRow.lease_owner == owner)
+                .values(lease_owner=ABORTED_LEASE if aborted else None, lease_expires=None))
+
+    def unpark(self, tournament_id: str) -> None:
+        """Make the entries parked by :meth:`release` (aborted games) claimable again."""
+        with self._write("reset leases") as session:
+            session.execute(
+                sa.update(ScheduledGameRow)
+                .where(ScheduledGameRow.tournament_id == tournament_id,
+                       ScheduledGameRow.lease_owner == ABORTED_LEASE)
+                .values(lease_owner=None, lease_expires=None))
+
+    def held(self, tournament_id: str) -> int:
+        """Pending entries that a worker holds a live lease on (being played now)."""
+        now = datetime.now(UTC)
+        played = sa.select(GameRow.id).where(GameRow.schedule_id == ScheduledGameRow.id)
+        with self._read("read leases") as session:
+            return int(session.scalar(
+                sa.select(sa.func.count(ScheduledGameRow.id))
+                .where(ScheduledGameRow.tournament_id == tournament_id, ~played.exists(),
+                       ScheduledGameRow.lease_owner.is_not(None),
+                       ScheduledGameRow.lease_owner != ABORTED_LEASE,
+                       ScheduledGameRow.lease_expires >= now)) or 0)
+
+    def claimable(self, tournament_id: str) -> int:
+        """Pending entries that are not parked (claimable now or after a lease)."""
+        played = sa.select(GameRow.id).where(GameRow.schedule_id == ScheduledGameRow.id)
+        with self._read("read leases") as session:
+            return int(session.scalar(
+                sa.select(sa.func.count(ScheduledGameRow.id))
+                .where(ScheduledGameRow.tournament_id == tournament_id, ~played.exists(),
+                       sa.or_(ScheduledGameRow.lease_owner.is_(None),
+                              ScheduledGameRow.lease_owner != ABORTED_LEASE))) or 0)
 
     def record_forfeit(self, tournament_id: str, entry: ScheduledGame, outcome: Outcome,
                        detail: str = "", *, rules: str | None = None,

@@ -27,6 +27,13 @@ from db.store import Database
 from game import Outcome
 from ratings.sprt import DEFAULT_MAX_PAIRS, SprtError, SprtSpec, SprtState
 from server.engines import ENGINE, ENGINE_HELP, Engine, EngineCommand
+from server.tournament.cluster import (
+    ClusterAddress,
+    ClusterError,
+    ClusterRun,
+    check_database,
+    parse_cluster,
+)
 from server.tournament.players import resolve_players
 from server.tournament.report import leader_line, tournament_report
 from server.tournament.runner import (
@@ -43,6 +50,23 @@ from server.tournament.schedule import Format
 CONCURRENCY_HELP = ("Games played at once; each game slot gets its own bot processes. "
                     "Default: one game per core (a game computes one move at a time), "
                     "fewer for bots whose moves use several cores.")
+
+CLUSTER_HELP = ("Play on a Ray cluster: auto (the cluster `ray start` joined), "
+                "ray://HOST:PORT, or local[:N] (a local Ray instance with N CPUs). Each "
+                "worker runs its own server and bots; games are claimed from the shared "
+                "database with a lease (PostgreSQL when workers are on other machines). "
+                "--concurrency is then the number of workers. Needs the cluster extra.")
+
+
+def cluster_options(command: Any) -> Any:
+    """``--cluster`` and ``--lease-time`` (shared by run and resume)."""
+    command = click.option("--lease-time", type=click.FloatRange(min=0.5), default=30.0,
+                           show_default=True,
+                           help="With --cluster: seconds a worker holds a game without "
+                           "renewing it (a dead worker's game returns after this).")(command)
+    return click.option("--cluster", "cluster_text", metavar="ADDRESS",
+                        help=CLUSTER_HELP)(command)
+
 
 log_option = click.option(
     "--log", "child_log", type=click.Path(dir_okay=False, path_type=Path),
@@ -89,6 +113,7 @@ def tournament() -> None:
 @click.option("--server", "server_url", help="Use a running server (custom bots allowed).")
 @click.option("--admin-token", help="Admin token of that server.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
+@cluster_options
 @log_option
 @db_option
 def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int | None,
@@ -96,10 +121,14 @@ def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int
         seed: int, self_play: bool, n_detectives: int | None, on_timeout: str,
         max_illegal: int, connect_timeout: float, bot_options: tuple[BotSpec, ...],
         server_url: str | None, admin_token: str | None,
-        as_json: bool, child_log: Path | None, db_url: str) -> None:
+        as_json: bool, cluster_text: str | None, lease_time: float,
+        child_log: Path | None, db_url: str) -> None:
     """Schedule and play a tournament, then print the leaderboard and win-rate matrix
     (with --sprt also the test's LLR, bounds, Elo estimate and decision)."""
+    cluster = _cluster(cluster_text, server_url, db_url)
     sprt = _sprt_spec(sprt_text)
+    if cluster is not None and sprt is not None:
+        raise click.UsageError("--sprt runs on one machine; drop --cluster")
     if pairs is None:
         pairs = 10 if sprt is None else DEFAULT_MAX_PAIRS
     players, options, used = resolve_players(bots, list(engines), list(bot_options))
@@ -117,6 +146,10 @@ def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int
     if not as_json:
         click.echo(f"tournament {tournament_id}: {len(db.scheduled(tournament_id))} games "
                    f"scheduled in {db_url}", err=True)
+    if cluster is not None:
+        _play_cluster(db, db_url, tournament_id, cluster, concurrency, lease_time, as_json,
+                      child_log)
+        return
     _play(db, db_url, tournament_id, server_url, admin_token, concurrency, as_json, child_log)
 
 
@@ -126,13 +159,19 @@ def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int
 @click.option("--server", "server_url", help="Use a running server.")
 @click.option("--admin-token", help="Admin token of that server.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
+@cluster_options
 @log_option
 @db_option
 def resume(tournament_id: str, concurrency: int | None, server_url: str | None,
-           admin_token: str | None, as_json: bool, child_log: Path | None,
-           db_url: str) -> None:
+           admin_token: str | None, as_json: bool, cluster_text: str | None,
+           lease_time: float, child_log: Path | None, db_url: str) -> None:
     """Play only the games of TOURNAMENT_ID that are not stored yet."""
+    cluster = _cluster(cluster_text, server_url, db_url)
     db = Database.connect(db_url, create=False)
+    if cluster is not None:
+        _play_cluster(db, db_url, tournament_id, cluster, concurrency, lease_time, as_json,
+                      child_log)
+        return
     _play(db, db_url, tournament_id, server_url, admin_token, concurrency, as_json, child_log)
 
 
@@ -161,6 +200,63 @@ def _sprt_decision(state: dict[str, Any]) -> str | None:
     """The recorded SPRT decision of a tournament (None: no SPRT)."""
     test = state.get("sprt")
     return str(test.get("decision")) if isinstance(test, dict) else None
+
+
+def _cluster(text: str | None, server_url: str | None, db_url: str) -> ClusterAddress | None:
+    """The parsed ``--cluster`` (None without it); bad values and SQLite for workers on
+    other machines are usage errors before anything is stored."""
+    if text is None:
+        return None
+    if server_url is not None:
+        raise click.UsageError("--cluster and --server exclude each other (cluster workers "
+                               "start their own servers)")
+    try:
+        cluster = parse_cluster(text)
+        check_database(db_url, cluster, nodes=1)
+    except ClusterError as exc:
+        raise click.BadParameter(str(exc), param_hint="--cluster") from None
+    return cluster
+
+
+def _play_cluster(db: Database, db_url: str, tournament_id: str, cluster: ClusterAddress,
+                  workers: int | None, lease_s: float, as_json: bool,
+                  child_log: Path | None) -> None:
+    """Play on Ray workers; print progress and the same report as :func:`_play`."""
+    console = Console(stderr=True)
+    child_log = child_log or Path(tempfile.gettempdir()) / f"yard-tournament-{tournament_id}.log"
+    if not as_json:
+        console.print(f"cluster {cluster.text}; server and bot output (each node): "
+                      f"{child_log}", highlight=False, soft_wrap=True)
+
+    def progress_line(progress: RunProgress) -> None:
+        if not as_json:
+            console.print(f"{progress.done}/{progress.total} games stored "
+                          f"({progress.rate:.2f} games/s)", highlight=False)
+
+    run = ClusterRun(db, db_url, tournament_id, cluster, workers=workers, lease_s=lease_s,
+                     child_log=child_log, on_progress=progress_line)
+    try:
+        done = run.run()
+    except KeyboardInterrupt:
+        info = db.get_tournament(tournament_id)
+        console.print(f"interrupted: {info.played}/{info.scheduled} games stored; continue "
+                      f"with: yard tournament resume {tournament_id} --cluster "
+                      f"{cluster.text} --db {db_url}")
+        sys.exit(130)
+    report = tournament_report(db, tournament_id)
+    if as_json:
+        payload = report.to_dict()
+        payload["cluster"] = {"address": cluster.text, "workers": done.workers,
+                              "cpus_per_game": done.cpus_per_game, "lost_workers": done.lost}
+        click.echo(json.dumps(payload, indent=2))
+        return
+    console.print(f"{done.workers} workers ({done.cpus_per_game} CPU a game); "
+                  f"{done.lost} lost and replaced", highlight=False)
+    report.render(Console())
+    if done.progress.aborted:
+        console.print(f"{done.progress.aborted} games could not be played; run `yard "
+                      f"tournament resume {tournament_id} --cluster {cluster.text} --db "
+                      f"{db_url}` to retry them")
 
 
 def _sprt_spec(text: str | None) -> dict[str, float] | None:

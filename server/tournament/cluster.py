@@ -1,0 +1,369 @@
+"""Play a stored tournament schedule on a Ray cluster (``yard tournament run --cluster``).
+
+Each worker is a Ray actor that runs the ordinary runner code path on its node
+(:class:`ClaimingRunner`, a :class:`~server.tournament.runner.TournamentRunner`): its own
+``yard serve`` and bot processes, one game slot. Instead of a fixed list of pending games
+it claims games one at a time from the shared database with a lease
+(:meth:`db.store.Database.claim`, ``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL),
+renews the lease while the game runs and releases it when the game is stored. A worker that
+dies stops renewing: its lease expires and another worker claims the game. A finished game
+is stored once: the store refuses a second game for a played entry in the same transaction
+(and ``games.schedule_id`` is unique). A game whose server aborts it is parked for the rest
+of the run and played again by ``yard tournament resume``, as on one machine.
+
+Each worker declares the CPUs one game needs (the most cores one move of the tournament's
+bots uses, one for time-based bots), so Ray never runs more games on a node than it has
+cores for: the fairness rule of :mod:`server.tournament.pool`.
+
+Ray is an optional extra (``pip install -e '.[cluster]'``); it is imported only here and
+only when a cluster run starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from db.engine import parse_url
+from db.errors import DatabaseError
+from db.records import ScheduledGame
+from db.store import Database
+from protocol import ErrorCode
+from server.admin import AdminClient, AdminError
+from server.tournament.runner import Progress, TournamentRunError, TournamentRunner
+
+log = logging.getLogger(__name__)
+
+#: Seconds a claimed game stays leased without a renewal (renewed every third of it).
+DEFAULT_LEASE_S = 30.0
+#: How often an idle worker looks again for games that others hold.
+IDLE_POLL_S = 0.5
+
+
+class ClusterError(TournamentRunError):
+    """A cluster run cannot start (no Ray, a bad address, SQLite across machines...)."""
+
+
+@dataclass(frozen=True)
+class ClusterAddress:
+    """Where to run: ``auto`` (the running cluster), ``ray://HOST:PORT`` (Ray client), or
+    ``local[:N]`` (a local Ray instance with N CPUs, so N workers for games whose bots need
+    one core a move; default: this machine's cores)."""
+
+    text: str
+    #: The ``address`` for ``ray.init`` (None: start a local instance).
+    address: str | None
+    #: CPUs of a local instance (None: not local).
+    local_cpus: int | None
+
+    @property
+    def local(self) -> bool:
+        """A Ray instance on this machine only."""
+        return self.address is None
+
+
+def parse_cluster(text: str) -> ClusterAddress:
+    """Parse a ``--cluster`` value; :class:`ClusterError` says what is accepted."""
+    value = text.strip()
+    if value == "auto" or (value.startswith("ray://") and len(value) > len("ray://")):
+        return ClusterAddress(value, value, None)
+    if value == "local" or value.startswith("local:"):
+        count = value.partition(":")[2]
+        if not count:
+            return ClusterAddress(value, None, os.cpu_count() or 1)
+        if count.isdigit() and int(count) >= 1:
+            return ClusterAddress(value, None, int(count))
+    raise ClusterError(f"--cluster {text!r}: expected auto, ray://HOST:PORT, local or "
+                       f"local:N (N >= 1 workers' CPUs)")
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or :class:`ClusterError` telling how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ClusterError("--cluster needs Ray: pip install -e '.[cluster]'") from None
+    return ray
+
+
+def check_database(db_url: str, cluster: ClusterAddress, nodes: int) -> None:
+    """Refuse SQLite when workers may run on another machine (a Ray client, or a cluster
+    with more than one node): they need one shared server database (PostgreSQL)."""
+    if parse_url(db_url).get_backend_name() != "sqlite":
+        return
+    if not cluster.local and (cluster.address != "auto" or nodes > 1):
+        where = "a Ray client" if cluster.address != "auto" else f"{nodes} nodes"
+        raise ClusterError(f"--cluster {cluster.text} ({where}): workers on other machines "
+                           f"cannot share a SQLite file; use PostgreSQL, e.g. --db "
+                           f"postgresql+psycopg://USER@HOST/DB")
+
+
+class ClaimingRunner(TournamentRunner):
+    """The runner of one worker: claims games from the database one at a time (with a
+    lease, renewed while the game runs) until no pending game is left that anyone holds,
+    playing each on its own local server with one slot of bot processes."""
+
+    def __init__(self, db: Database, db_url: str, tournament_id: str, *, owner: str,
+                 lease_s: float = DEFAULT_LEASE_S, child_log: Path | None = None) -> None:
+        super().__init__(db, db_url, tournament_id, concurrency=1, child_log=child_log)
+        if lease_s <= 0:
+            raise ClusterError("the lease must be longer than 0 seconds")
+        self.owner = owner
+        self.lease_s = lease_s
+
+    async def run(self) -> Progress:
+        """Claim and play games until none is left to claim or wait for."""
+        db, tid = self.db, self.tournament_id
+        progress = Progress(total=len(db.scheduled(tid)))
+        progress.done = progress.total - len(db.pending(tid))
+        admin: AdminClient | None = None
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                while True:
+                    entry = await asyncio.to_thread(db.claim, tid, self.owner, self.lease_s)
+                    if entry is None:
+                        if not await asyncio.to_thread(db.held, tid):
+                            break
+                        # Others are playing the rest; their games come back if they die.
+                        await asyncio.sleep(IDLE_POLL_S)
+                        continue
+                    # Renew from the claim on: starting the processes takes seconds.
+                    renewer = asyncio.create_task(self._renew(entry))
+                    try:
+                        if admin is None:
+                            url = await self._start_local(1)
+                            admin = await stack.enter_async_context(
+                                AdminClient(url, self.admin_token, name=f"yard-{self.owner}"))
+                        await self._claimed(admin, entry, progress)
+                    except BaseException:
+                        with contextlib.suppress(Exception):
+                            await asyncio.to_thread(self.db.release, _sid(entry), self.owner)
+                        raise
+                    finally:
+                        renewer.cancel()
+        finally:
+            await self._stop_local()
+        return progress
+
+    async def _claimed(self, admin: AdminClient, entry: ScheduledGame,
+                       progress: Progress) -> None:
+        instance = self.pool.instances[0] if self.pool is not None else None
+        try:
+            outcome = await self._play(admin, entry, instance)
+        except AdminError as exc:
+            # Stored by someone else while we played it (our lease had expired, e.g. this
+            # node stalled): the store refused the duplicate; the entry counts once.
+            if exc.code is ErrorCode.STORE_FAILED and not any(
+                    e.schedule_id == entry.schedule_id
+                    for e in await asyncio.to_thread(self.db.pending, self.tournament_id)):
+                log.warning("worker %s: game %d was stored by another worker; ours is "
+                            "dropped", self.owner, entry.index)
+                await asyncio.to_thread(self.db.release, _sid(entry), self.owner)
+                return
+            raise
+        aborted = outcome.termination.value == "aborted"
+        await asyncio.to_thread(self.db.release, _sid(entry), self.owner, aborted=aborted)
+        self._count(progress, entry, outcome)
+
+    async def _renew(self, entry: ScheduledGame) -> None:
+        while True:
+            await asyncio.sleep(self.lease_s / 3)
+            try:
+                held = await asyncio.to_thread(self.db.renew, _sid(entry), self.owner,
+                                               self.lease_s)
+            except DatabaseError as exc:  # a blip: try again at the next tick
+                log.warning("worker %s: cannot renew its lease: %s", self.owner, exc)
+                continue
+            if not held:
+                log.warning("worker %s lost its lease on game %d", self.owner, entry.index)
+                return
+
+
+def _sid(entry: ScheduledGame) -> int:
+    if entry.schedule_id is None:  # claimed entries always come from the database
+        raise ClusterError(f"game {entry.index} has no schedule id")
+    return entry.schedule_id
+
+
+class Worker:
+    """The Ray actor: one worker with its own server and bot processes on its node."""
+
+    def __init__(self, db_url: str, tournament_id: str, lease_s: float,
+                 child_log: str | None) -> None:
+        self.db_url = db_url
+        self.tournament_id = tournament_id
+        self.lease_s = lease_s
+        self.child_log = Path(child_log) if child_log else None
+        self.owner = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+    def pid(self) -> int:
+        """The actor's process id (tests kill it mid-game)."""
+        return os.getpid()
+
+    def name(self) -> str:
+        """The lease owner id this worker claims games with."""
+        return self.owner
+
+    def play(self) -> dict[str, int]:
+        """Claim and play games until none is left; counts of this worker's games."""
+        logging.basicConfig(level=logging.WARNING)
+        db = Database.connect(self.db_url, create=False)
+        try:
+            runner = ClaimingRunner(db, self.db_url, self.tournament_id, owner=self.owner,
+                                    lease_s=self.lease_s, child_log=self.child_log)
+            progress = asyncio.run(runner.run())
+        finally:
+            db.close()
+        return {"played": progress.played_now, "aborted": progress.aborted}
+
+
+@dataclass
+class ClusterReport:
+    """What a cluster run did: the runner's counters plus the workers it used."""
+
+    progress: Progress
+    workers: int
+    cpus_per_game: int
+    #: Workers that died (killed, node lost) and were replaced.
+    lost: int = 0
+
+
+class ClusterRun:
+    """Plays the pending games of a tournament on Ray workers (see the module docstring).
+
+    ``workers`` ``None``: as many as the cluster's CPUs allow (CPUs // cpus per game).
+    ``on_progress`` gets the counters whenever the stored count changes; ``on_workers``
+    the list of (actor, pid, owner) once the workers are up (tests kill one).
+    """
+
+    def __init__(self, db: Database, db_url: str, tournament_id: str,
+                 cluster: ClusterAddress, *, workers: int | None = None,
+                 lease_s: float = DEFAULT_LEASE_S, child_log: Path | None = None,
+                 on_progress: Callable[[Progress], None] | None = None,
+                 on_workers: Callable[[list[tuple[Any, int, str]]], None] | None = None
+                 ) -> None:
+        if workers is not None and workers < 1:
+            raise ClusterError("--workers must be at least 1")
+        self.db = db
+        self.db_url = db_url
+        self.tournament_id = tournament_id
+        self.cluster = cluster
+        self.workers = workers
+        self.lease_s = lease_s
+        self.child_log = child_log
+        self.on_progress = on_progress
+        self.on_workers = on_workers
+
+    def run(self) -> ClusterReport:
+        """Start Ray (unless already initialised), the workers, and wait for them."""
+        runner = TournamentRunner(self.db, self.db_url, self.tournament_id)
+        if runner.spec.sprt is not None:
+            raise ClusterError("--sprt tournaments run on one machine (the test decides "
+                               "game by game); drop --cluster")
+        launches = asyncio.run(runner.launches())
+        cpus = max((launch.cores for launch in launches), default=1)
+        ray = import_ray()
+        own = not ray.is_initialized()
+        if own:
+            self._init(ray)
+        try:
+            nodes = [n for n in ray.nodes() if n.get("Alive")]
+            check_database(self.db_url, self.cluster, len(nodes))
+            total = int(ray.cluster_resources().get("CPU", 1))
+            if cpus > total:
+                raise ClusterError(f"a game needs {cpus} CPUs; the cluster has {total}")
+            fit = max(1, total // cpus)
+            if self.workers is not None and self.workers > fit:
+                raise ClusterError(f"{self.workers} workers need {self.workers * cpus} CPUs; "
+                                   f"the cluster has {total}")
+            count = self.workers or fit
+            return self._drive(ray, cpus, count)
+        finally:
+            if own:
+                ray.shutdown()
+
+    def _init(self, ray: Any) -> None:
+        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                   "configure_logging": False}
+        if self.cluster.local:
+            options["num_cpus"] = self.cluster.local_cpus
+        else:
+            options["address"] = self.cluster.address
+        try:
+            ray.init(**options)
+        except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
+            raise ClusterError(f"--cluster {self.cluster.text}: cannot start or reach Ray: "
+                               f"{str(exc).splitlines()[0] if str(exc) else exc!r}") from None
+
+    def _drive(self, ray: Any, cpus: int, count: int) -> ClusterReport:
+        db, tid = self.db, self.tournament_id
+        db.unpark(tid)
+        progress = Progress(total=len(db.scheduled(tid)))
+        start_done = progress.total - len(db.pending(tid))
+        progress.done = start_done
+        report = ClusterReport(progress, count, cpus)
+        actor_class = ray.remote(Worker).options(num_cpus=cpus, max_restarts=0)
+        log_path = str(self.child_log) if self.child_log else None
+        running: dict[Any, Any] = {}  # play() ref -> actor
+        replaced = 0
+
+        def start(n: int) -> None:
+            actors = [actor_class.remote(self.db_url, tid, self.lease_s, log_path)
+                      for _ in range(n)]
+            pids = ray.get([a.pid.remote() for a in actors])
+            owners = ray.get([a.name.remote() for a in actors])
+            for actor in actors:
+                running[actor.play.remote()] = actor
+            if self.on_workers is not None:
+                self.on_workers(list(zip(actors, pids, owners, strict=True)))
+
+        try:
+            start(min(count, max(1, db.claimable(tid))))
+            while running:
+                ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
+                for ref in ready:
+                    actor = running.pop(ref)
+                    try:
+                        counts = ray.get(ref)
+                        progress.aborted += int(counts.get("aborted", 0))
+                    except ray.exceptions.RayActorError:
+                        report.lost += 1
+                        log.warning("a cluster worker died; its game returns to the "
+                                    "schedule when its lease expires")
+                    except ray.exceptions.RayTaskError as exc:
+                        raise ClusterError(f"a worker failed: {exc.cause!s}") from None
+                    with contextlib.suppress(Exception):
+                        ray.kill(actor)
+                done = progress.total - len(db.pending(tid))
+                if done != progress.done:
+                    progress.done = done
+                    progress.played_now = done - start_done
+                    if self.on_progress is not None:
+                        self.on_progress(progress)
+                # Replace dead workers while games are left (the survivors alone would
+                # also play them, but with less capacity; with none left, nobody would).
+                left = db.claimable(tid)
+                want = min(count - len(running), report.lost - replaced, left)
+                if left and not running:
+                    want = max(want, 1)
+                if want > 0:
+                    if report.lost > 4 * count:
+                        raise ClusterError(f"{report.lost} workers died; giving up")
+                    replaced += want
+                    start(want)
+        finally:
+            for actor in running.values():
+                with contextlib.suppress(Exception):
+                    ray.kill(actor)
+        progress.played_now = progress.done - start_done
+        progress.started = min(progress.started, time.monotonic())
+        return report

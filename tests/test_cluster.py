@@ -1,0 +1,232 @@
+"""Tournaments on a Ray cluster (server/tournament/cluster.py): a local Ray instance with 2
+CPUs (one per module) and the throwaway PostgreSQL server (``.ci/postgres start``). Under
+CI (CI=true) a missing Ray or PostgreSQL is a failure, never a skip; locally without
+YARD_TEST_POSTGRES_URL the Ray/PostgreSQL tests are not collected (like
+tests/test_db_postgres.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from db.models import GameRow, ScheduledGameRow
+from db.store import Database
+from server.engines import parse_engine
+from server.tournament.cluster import (
+    ClusterError,
+    ClusterRun,
+    check_database,
+    parse_cluster,
+)
+from server.tournament.players import resolve_players
+from server.tournament.runner import TournamentSpec, create
+
+POSTGRES_URL = os.environ.get("YARD_TEST_POSTGRES_URL")
+HAVE_RAY = importlib.util.find_spec("ray") is not None
+SLOW_BOT = Path(__file__).parent / "data" / "slow_bot.py"
+YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
+
+
+def test_ci_runs_the_cluster_tests() -> None:
+    if os.environ.get("CI") == "true":
+        assert HAVE_RAY, "CI=true but ray is not installed: .ci/run must install .[cluster]"
+        assert POSTGRES_URL, "CI=true but YARD_TEST_POSTGRES_URL is not set"
+
+
+def test_cluster_addresses_parse_or_fail_clearly() -> None:
+    assert parse_cluster("local:3").local_cpus == 3
+    assert parse_cluster("local").local
+    assert parse_cluster("auto").address == "auto"
+    assert parse_cluster("ray://head:10001").address == "ray://head:10001"
+    for bad in ("local:0", "local:x", "ray://", "head:6379", ""):
+        with pytest.raises(ClusterError, match="expected auto, ray://HOST:PORT"):
+            parse_cluster(bad)
+
+
+def test_sqlite_is_refused_when_workers_may_be_elsewhere(tmp_path: Path) -> None:
+    sqlite = f"sqlite:///{tmp_path / 'y.db'}"
+    check_database(sqlite, parse_cluster("local:2"), nodes=1)  # one machine: allowed
+    check_database(sqlite, parse_cluster("auto"), nodes=1)
+    with pytest.raises(ClusterError, match="cannot share a SQLite file; use PostgreSQL"):
+        check_database(sqlite, parse_cluster("auto"), nodes=3)
+    with pytest.raises(ClusterError, match="cannot share a SQLite file"):
+        check_database(sqlite, parse_cluster("ray://head:10001"), nodes=1)
+    check_database("postgresql+psycopg://u@h/db", parse_cluster("ray://head:10001"), nodes=5)
+
+
+def test_cli_refuses_sqlite_for_a_remote_cluster_in_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*YARD, "tournament", "run", "--rules", "grid5", "--bots",
+         "random,greedy", "--pairs", "1", "--cluster", "ray://127.0.0.1:9",
+         "--db", f"sqlite:///{tmp_path / 'y.db'}"], capture_output=True, text=True,
+        timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "cannot share a SQLite file; use PostgreSQL" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_cli_rejects_a_bad_cluster_address(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*YARD, "tournament", "run", "--rules", "grid5", "--bots",
+         "random,greedy", "--cluster", "nowhere", "--db", f"sqlite:///{tmp_path / 'y.db'}"],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "expected auto, ray://HOST:PORT" in done.stderr
+    assert not (tmp_path / "y.db").exists()  # nothing stored before the address is checked
+
+
+if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
+    import ray
+
+    @pytest.fixture(scope="module")
+    def ray_local() -> Iterator[None]:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
+        try:
+            yield
+        finally:
+            ray.shutdown()
+
+    @pytest.fixture
+    def pg_url() -> Iterator[str]:
+        """A URL whose connections use a new, empty schema (dropped afterwards)."""
+        assert POSTGRES_URL is not None
+        schema = f"c_{uuid.uuid4().hex[:10]}"
+        admin = sa.create_engine(POSTGRES_URL)
+        with admin.begin() as conn:
+            conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
+        url = sa.make_url(POSTGRES_URL).update_query_dict(
+            {"options": f"-csearch_path={schema}"})
+        try:
+            yield url.render_as_string(hide_password=False)
+        finally:
+            with admin.begin() as conn:
+                conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
+            admin.dispose()
+
+    def _tournament(db: Database, bots: str, pairs: int, engines: tuple[str, ...] = ()
+                    ) -> str:
+        players, options, used = resolve_players(
+            bots, [parse_engine(text) for text in engines], [])
+        spec = TournamentSpec(rules="grid5", bots=players, pairs=pairs, seed=3,
+                              move_time=5.0, connect_timeout=20.0, bot_options=options,
+                              engines={name: e.to_dict() for name, e in used.items()})
+        return create(db, spec)
+
+    def _stored(db_url: str, tournament_id: str) -> Counter[int]:
+        """schedule entry index -> games stored for it (finished, not aborted)."""
+        engine = sa.create_engine(db_url)
+        try:
+            with engine.connect() as conn:
+                rows = conn.execute(
+                    sa.select(ScheduledGameRow.game_index)
+                    .join(GameRow, GameRow.schedule_id == ScheduledGameRow.id)
+                    .where(ScheduledGameRow.tournament_id == tournament_id)).all()
+        finally:
+            engine.dispose()
+        return Counter(index for (index,) in rows)
+
+    def test_two_workers_store_every_scheduled_game_exactly_once(
+            ray_local: None, pg_url: str, tmp_path: Path) -> None:
+        db = Database.connect(pg_url)
+        tid = _tournament(db, "random,greedy", pairs=3)
+        workers: list[tuple[Any, int, str]] = []
+        report = ClusterRun(db, pg_url, tid, parse_cluster("local:2"), lease_s=10,
+                            child_log=tmp_path / "children.log",
+                            on_workers=workers.extend).run()
+        assert report.workers == 2 and report.cpus_per_game == 1 and report.lost == 0
+        assert len(workers) == 2 and len({pid for _, pid, _ in workers}) == 2
+        assert len({pid for _, pid, _ in workers} & {os.getpid()}) == 0
+        stored = _stored(pg_url, tid)
+        assert sorted(stored) == list(range(6)) and set(stored.values()) == {1}
+        assert report.progress.done == 6 and db.pending(tid) == []
+        # Both workers played (each worker runs its own server: games name their owner).
+        with sa.create_engine(pg_url).connect() as conn:
+            leases = conn.execute(sa.select(ScheduledGameRow.lease_owner).where(
+                ScheduledGameRow.tournament_id == tid)).scalars().all()
+        assert leases == [None] * 6  # every lease released
+        db.close()
+
+    def test_a_worker_killed_mid_game_loses_and_duplicates_nothing(
+            ray_local: None, pg_url: str, tmp_path: Path) -> None:
+        db = Database.connect(pg_url)
+        tid = _tournament(db, "random,slow", pairs=2,
+                          engines=(f"name=slow class={SLOW_BOT}:Slow",))
+        workers: list[tuple[Any, int, str]] = []
+        up = threading.Event()
+
+        def on_workers(started: list[tuple[Any, int, str]]) -> None:
+            workers.extend(started)
+            up.set()
+
+        result: dict[str, Any] = {}
+        run = ClusterRun(db, pg_url, tid, parse_cluster("local:2"), lease_s=3,
+                         child_log=tmp_path / "children.log", on_workers=on_workers)
+        driver = threading.Thread(target=lambda: result.update(report=run.run()))
+        driver.start()
+        assert up.wait(120)
+        _, victim_pid, victim = workers[0]
+        claimed = _wait_for_claim(pg_url, tid, victim)
+        os.kill(victim_pid, signal.SIGKILL)
+        driver.join(240)
+        assert not driver.is_alive()
+        report = result["report"]
+        assert report.lost >= 1
+        stored = _stored(pg_url, tid)
+        assert sorted(stored) == list(range(4)) and set(stored.values()) == {1}
+        assert claimed in stored
+        db.close()
+
+    def _wait_for_claim(db_url: str, tournament_id: str, owner: str) -> int:
+        """The index of a game ``owner`` holds a lease on and has not finished."""
+        engine = sa.create_engine(db_url)
+        deadline = time.monotonic() + 120
+        try:
+            while time.monotonic() < deadline:
+                with engine.connect() as conn:
+                    index = conn.execute(
+                        sa.select(ScheduledGameRow.game_index)
+                        .outerjoin(GameRow, GameRow.schedule_id == ScheduledGameRow.id)
+                        .where(ScheduledGameRow.tournament_id == tournament_id,
+                               ScheduledGameRow.lease_owner == owner,
+                               GameRow.id.is_(None))).scalar()
+                if index is not None:
+                    return int(index)
+                time.sleep(0.05)  # polling the database for the claim (a condition)
+        finally:
+            engine.dispose()
+        raise AssertionError(f"worker {owner} never claimed a game")
+
+
+def test_leases_claim_each_entry_once_and_return_expired_or_parked_ones(
+        tmp_path: Path) -> None:
+    db = Database.connect(f"sqlite:///{tmp_path / 'lease.db'}")
+    tid = create(db, TournamentSpec(rules="grid5", bots=["random", "greedy"], pairs=1))
+    first = db.claim(tid, "a", lease_s=60)
+    second = db.claim(tid, "b", lease_s=60)
+    assert first is not None and second is not None and first.index != second.index
+    assert db.claim(tid, "c", lease_s=60) is None  # both held
+    assert db.held(tid) == 2 and db.claimable(tid) == 2
+    assert db.renew(first.schedule_id or 0, "a", lease_s=-1)  # expire a's lease now
+    assert not db.renew(first.schedule_id or 0, "c", lease_s=60)  # c never held it
+    again = db.claim(tid, "c", lease_s=60)  # a "died": its game returns to c
+    assert again is not None and again.index == first.index and db.held(tid) == 2
+    assert not db.renew(first.schedule_id or 0, "a", lease_s=60)  # a lost it for good
+    db.release(again.schedule_id or 0, "c", aborted=True)  # parked for this run
+    assert db.claim(tid, "d", lease_s=60) is None and db.claimable(tid) == 1
+    db.unpark(tid)  # the next run (resume) plays it again
+    assert (last := db.claim(tid, "d", lease_s=60)) is not None
+    assert last.index == first.index
+    db.close()
