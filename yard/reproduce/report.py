@@ -24,13 +24,19 @@ def published(row: dict[str, Any]) -> str:
 
 def header(report: dict[str, Any]) -> list[str]:
     """Title, kind of run, budget, date and machine."""
-    kind = "QUICK run (smaller budgets: not the published set-up)" if report["quick"] \
-        else "full run"
-    if report["games"] is not None:
-        kind += f", --games {report['games']}"
+    if report["quick"]:
+        kind = "QUICK run (smaller budgets: not the published set-up)"
+        if report["games"] is not None:
+            kind += f", --games {report['games']}"
+    elif report["games"] is not None:
+        kind = (f"REDUCED run: {report['games']} games per cell (--games) instead of the "
+                "published count, full budgets otherwise")
+    else:
+        kind = "full run"
     return [f"{report['title']} ({report['experiment']})",
             f"source: {report['source']}",
-            f"{kind}; budget: {report['budget']}; seed {report['seed']}",
+            f"{kind}; {'budget' if report['quick'] else 'full set-up'}: {report['budget']}; "
+            f"seed {report['seed']}",
             f"{report['date']} on {report['machine']}, {report['workers']} worker(s)"]
 
 
