@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/strength.py --rules grid5 --pairs 500 \\
         --a "mcts:iterations=200,profile=tuned" --b "greedy" --seed 1 --jobs 1
+    .venv/bin/python bench/strength.py ... --jobs 16 --cluster auto   # chunks on Ray
 
 Pair ``i`` uses game seed ``seed + i`` twice: A as Mister X against B's detectives, then B
 as Mister X against A's detectives. A bot spec is ``name`` or ``name:key=value,...``
@@ -13,8 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from bots.arena import play_game, wilson_interval
@@ -43,11 +46,16 @@ def _chunk(args: tuple[str, str, str, list[int]]) -> list[tuple[bool, bool, int]
     return [play_pair(rules_name, a, b, s) for s in seeds]
 
 
-def run(rules_name: str, a: str, b: str, pairs: int, seed: int, jobs: int) -> dict[str, Any]:
-    """Play ``pairs`` role-swapped pairs and summarise A's results."""
+def run(rules_name: str, a: str, b: str, pairs: int, seed: int, jobs: int,
+        cluster: str | None = None) -> dict[str, Any]:
+    """Play ``pairs`` role-swapped pairs and summarise A's results (``cluster``: split the
+    seeds over ``jobs`` Ray tasks, one CPU each, merged as the process chunks are)."""
     seeds = [seed + i for i in range(pairs)]
     started = time.perf_counter()
-    if jobs <= 1:
+    if cluster is not None:
+        parts = [(rules_name, a, b, seeds[i::max(1, jobs)]) for i in range(max(1, jobs))]
+        results = [r for part in _on_cluster(cluster, parts) for r in part]
+    elif jobs <= 1:
         results = _chunk((rules_name, a, b, seeds))
     else:
         parts = [(rules_name, a, b, seeds[i::jobs]) for i in range(jobs)]
@@ -69,6 +77,26 @@ def run(rules_name: str, a: str, b: str, pairs: int, seed: int, jobs: int) -> di
             "seconds": round(time.perf_counter() - started, 1)}
 
 
+def _on_cluster(address: str, parts: list[tuple[str, str, str, list[int]]]
+                ) -> list[list[tuple[bool, bool, int]]]:
+    """Each chunk as a one-CPU Ray task (``auto``, ``ray://HOST:PORT`` or ``local[:N]``)."""
+    # bench/server.py would shadow the server package: drop this directory from the path.
+    here = Path(__file__).parent.resolve()
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
+    from server.tournament.cluster import import_ray, parse_cluster
+
+    where = parse_cluster(address)
+    ray = import_ray()
+    ray.init(include_dashboard=False, log_to_driver=False, **(
+        {"num_cpus": where.local_cpus} if where.local else {"address": where.address}))
+    try:
+        task = ray.remote(num_cpus=1)(_chunk)
+        out: list[list[tuple[bool, bool, int]]] = ray.get([task.remote(p) for p in parts])
+        return out
+    finally:
+        ray.shutdown()
+
+
 def main() -> None:
     """Parse arguments, run, print one JSON line."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -77,10 +105,13 @@ def main() -> None:
     parser.add_argument("--b", required=True)
     parser.add_argument("--pairs", type=int, default=500)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="processes, or with --cluster Ray tasks (seed chunks)")
+    parser.add_argument("--cluster", default=None,
+                        help="run the chunks on Ray: auto, ray://HOST:PORT or local[:N]")
     args = parser.parse_args()
-    print(json.dumps(run(args.rules, args.a, args.b, args.pairs, args.seed, args.jobs)),
-          flush=True)
+    print(json.dumps(run(args.rules, args.a, args.b, args.pairs, args.seed, args.jobs,
+                         args.cluster)), flush=True)
 
 
 if __name__ == "__main__":

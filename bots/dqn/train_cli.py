@@ -123,13 +123,22 @@ def _config(kwargs: dict[str, Any]) -> tuple[DqnConfig, Rewards]:
 @click.option("--time-limit", type=click.FloatRange(0), default=0.0, show_default=True,
               help="stop after this many seconds (then evaluate and save as at the end); "
               "0: play all --games")
+@click.option("--cluster", "cluster_text", metavar="ADDRESS", default=None,
+              help="generate games on Ray actors: auto, ray://HOST:PORT or local[:N] (the "
+              "learner stays in this process; needs the cluster extra)")
+@click.option("--actors", type=click.IntRange(1), default=None,
+              help="with --cluster: game-playing actors (default: the cluster's CPUs - 1)")
+@click.option("--refresh-steps", type=click.IntRange(1), default=100, show_default=True,
+              help="with --cluster: learner steps between weight refreshes to the actors")
 @_apply(_dataclass_options(DqnConfig))
 @_apply(_dataclass_options(Rewards, "reward-"))
 def dqn(rules_name: str, role: str, opponents: str, partner: str | None, games: int,
         seed: int, device: str, arch: str | None, out: Path, checkpoint: Path | None,
         resume: Path | None, eval_every: int, eval_games: int, keep_best: bool, quiet: bool,
-        features: str | None, time_limit: float, **kwargs: Any) -> None:
-    """Train a DQN model in-process against registered bots and write its weights."""
+        features: str | None, time_limit: float, cluster_text: str | None,
+        actors: int | None, refresh_steps: int, **kwargs: Any) -> None:
+    """Train a DQN model in-process against registered bots and write its weights (with
+    --cluster the games are played by Ray actors, the learner stays here)."""
     config, rewards = _config(kwargs)
     names = split_spec_list(opponents)
     if not names:
@@ -141,7 +150,10 @@ def dqn(rules_name: str, role: str, opponents: str, partner: str | None, games: 
     ckpt = checkpoint or out.with_suffix(".ckpt.pt")
     if resume is not None:
         trainer.resume(resume)
-    stats = _run(trainer, ckpt, quiet)
+    if cluster_text is None:
+        stats = _run(trainer, ckpt, quiet)
+    else:
+        stats = _run_cluster(trainer, ckpt, quiet, cluster_text, actors, refresh_steps)
     command = "yard train dqn " + shlex.join(sys.argv[3:] if len(sys.argv) > 3 else [])
     trainer.save_weights(out, {"command": command})
     trainer.save_checkpoint(ckpt)
@@ -150,9 +162,46 @@ def dqn(rules_name: str, role: str, opponents: str, partner: str | None, games: 
                f"last evaluation {best}; best mean win rate {stats.best_score:.3f}")
 
 
-def _run(trainer: Trainer, ckpt: Path, quiet: bool) -> TrainStats:
+def _run_cluster(trainer: Trainer, ckpt: Path, quiet: bool, cluster_text: str,
+                 actors: int | None, refresh_steps: int) -> TrainStats:
+    from bots.dqn.cluster import train_on_cluster
+    from server.tournament.cluster import ClusterError, import_ray, parse_cluster
+
+    try:
+        cluster = parse_cluster(cluster_text)
+    except ClusterError as exc:
+        raise click.BadParameter(str(exc), param_hint="--cluster") from None
+    ray = import_ray()
+    options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+    if cluster.local:
+        options["num_cpus"] = cluster.local_cpus
+    else:
+        options["address"] = cluster.address
+    try:
+        ray.init(**options)
+    except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
+        raise TrainingError(f"--cluster {cluster_text}: cannot start or reach Ray: "
+                            f"{str(exc).splitlines()[0] if str(exc) else exc!r}") from None
+    try:
+        count = actors or max(1, int(ray.cluster_resources().get("CPU", 2)) - 1)
+
+        def train(on_game: Callable[[TrainStats], None] | None,
+                  checkpoint: Path) -> TrainStats:
+            stats, _ = train_on_cluster(trainer, ray, count, refresh_steps,
+                                        on_game=on_game, checkpoint=checkpoint)
+            return stats
+
+        return _run(trainer, ckpt, quiet, train)
+    finally:
+        ray.shutdown()
+
+
+def _run(trainer: Trainer, ckpt: Path, quiet: bool,
+         train: Callable[[Callable[[TrainStats], None] | None, Path], TrainStats] | None = None
+         ) -> TrainStats:
+    train = train or trainer.train
     if quiet:
-        return trainer.train(checkpoint=ckpt)
+        return train(None, ckpt)
     columns = (TextColumn("dqn {task.fields[role]}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("win {task.fields[win]:.2f} loss {task.fields[loss]:.3f} "
                           "eval {task.fields[eval]}"), TimeElapsedColumn())
@@ -166,4 +215,4 @@ def _run(trainer: Trainer, ckpt: Path, quiet: bool) -> TrainStats:
             bar.update(task, completed=stats.games, win=stats.win_rate, loss=stats.loss,
                        eval=shown)
 
-        return trainer.train(update, ckpt)
+        return train(update, ckpt)

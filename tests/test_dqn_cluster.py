@@ -1,0 +1,112 @@
+"""DQN training with Ray actors (bots/dqn/cluster.py): a local Ray instance with 2 CPUs.
+Under CI (CI=true) a missing Ray is a failure; locally without Ray nothing is collected."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bots.dqn.agent import DqnConfig
+from bots.dqn.bot import load_model
+from bots.dqn.cluster import ActorTrainer
+from bots.dqn.features import Role, observe
+from bots.dqn.model import export_params
+from bots.dqn.train import Trainer, TrainSpec
+from game import load_ruleset, new_game
+
+HAVE_RAY = importlib.util.find_spec("ray") is not None
+TINY = DqnConfig(hidden=(32, 16), learn_start=40, train_every=1, batch_size=16,
+                 eps_decay_games=10, buffer_size=2_000)
+
+
+def _spec(games: int, eval_every: int = 0, eval_games: int = 2) -> TrainSpec:
+    return TrainSpec(load_ruleset("grid5"), Role.DETECTIVE, ["random", "greedy"], games,
+                     seed=5, config=TINY, eval_every=eval_every, eval_games=eval_games)
+
+
+def test_ci_installs_ray() -> None:
+    if os.environ.get("CI") == "true":
+        assert HAVE_RAY, "CI=true but ray is not installed: .ci/run must install .[cluster]"
+
+
+def test_an_actor_plays_the_seeded_games_and_returns_their_transitions() -> None:
+    learner = Trainer(_spec(4))
+    actor = ActorTrainer(_spec(4))
+    again = ActorTrainer(_spec(4))
+    params = export_params(learner.agent.net)
+    moves, wins = actor.generate(params, [0, 1])
+    same, same_wins = again.generate(params, [0, 1])
+    assert len(wins) == 2 and moves and wins == same_wins
+    assert [t.action for t in moves] == [t.action for t in same]  # seeded: reproducible
+    assert actor.agent.updates == 0 and len(actor.agent.buffer) == 0  # actors never learn
+    assert all(t.next_obs is not None or t.reward != 0 for t in moves[-1:])
+
+
+if HAVE_RAY or os.environ.get("CI") == "true":
+    import ray
+
+    from bots.dqn.cluster import train_on_cluster
+
+    @pytest.fixture(scope="module")
+    def ray_local() -> Iterator[None]:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
+        try:
+            yield
+        finally:
+            ray.shutdown()
+
+    def test_two_actors_feed_the_learner_which_trains_and_saves(ray_local: None,
+                                                                 tmp_path: Path) -> None:
+        trainer = Trainer(_spec(16, eval_every=8, eval_games=2))
+        before = export_params(trainer.agent.net)
+        seen: list[int] = []
+        stats, refreshes = train_on_cluster(trainer, ray, actors=2, refresh_steps=5,
+                                            on_game=lambda s: seen.append(s.games),
+                                            checkpoint=tmp_path / "run.ckpt.pt")
+        assert stats.games == 16 and seen == list(range(1, 17))
+        assert trainer.agent.updates > 0 and refreshes >= 1
+        assert len(trainer.agent.buffer) > 0 and len(stats.evals) == 2
+        after = export_params(trainer.agent.net)
+        assert any(not np.array_equal(before[k], after[k]) for k in before)
+        out = tmp_path / "w.npz"
+        trainer.save_weights(out, {"command": "test"})
+        model = load_model(out, trainer.spec.rules, Role.DETECTIVE)
+        state = new_game("grid5", seed=2)
+        state = state.apply(state.legal_moves()[0])
+        obs = observe(model.encoder, state.view(state.to_move), state.legal_moves())
+        assert np.isfinite(model.q(obs)).any()
+        assert (tmp_path / "run.ckpt.pt").exists()
+
+
+def test_cli_trains_with_two_local_actors_and_writes_loadable_weights(tmp_path: Path) -> None:
+    if not HAVE_RAY:
+        assert os.environ.get("CI") != "true", "CI must install the cluster extra"
+        return
+    out = tmp_path / "w.npz"
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])",
+         "train", "dqn", "--rules", "grid5", "--role", "detective", "--games", "6",
+         "--hidden", "16", "--learn-start", "20", "--batch-size", "8", "--eval-every", "0",
+         "--quiet", "--cluster", "local:2", "--actors", "2", "--refresh-steps", "3",
+         "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "after 6 games" in done.stdout
+    load_model(out, load_ruleset("grid5"), Role.DETECTIVE)
+
+
+def test_cli_rejects_a_bad_cluster_address(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])",
+         "train", "dqn", "--rules", "grid5", "--role", "detective", "--games", "2",
+         "--cluster", "elsewhere", "--out", str(tmp_path / "w.npz")],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "expected auto, ray://HOST:PORT" in done.stderr
+    assert not (tmp_path / "w.npz").exists()
