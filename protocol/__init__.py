@@ -3,7 +3,7 @@
 See docs/protocol.md for the conversation; :mod:`protocol.messages` for the types.
 """
 
-from protocol.codec import DEFAULT_MAX_SIZE, decode, encode, from_json, to_json
+from protocol.codec import DEFAULT_MAX_SIZE, decode, encode, encode_bytes, from_json, to_json
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.messages import (
     MESSAGE_TYPES,
@@ -41,5 +41,5 @@ __all__ = [
     "Effort", "Error", "ErrorCode", "GameOver", "GameStart", "Hello", "ListBots", "MatchResult",
     "MatchStarted", "Message", "MoveMsg", "MoveOk", "OnTimeout", "Ping", "Policy", "Pong",
     "ProtocolError", "Role", "StartMatch", "TimeControl", "Update", "Watch", "Watching",
-    "Welcome", "YourTurn", "decode", "encode", "from_json", "to_json",
+    "Welcome", "YourTurn", "decode", "encode", "encode_bytes", "from_json", "to_json",
 ]

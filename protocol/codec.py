@@ -27,6 +27,8 @@ from enum import Enum
 from functools import cache
 from typing import Any
 
+import orjson
+
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.messages import MESSAGE_TYPES, Message
 
@@ -36,6 +38,28 @@ DEFAULT_MAX_SIZE = 64 * 1024
 
 def encode(msg: Message) -> str:
     """The compact JSON text of ``msg`` (``type`` first)."""
+    return encode_bytes(msg).decode("utf-8")
+
+
+def encode_bytes(msg: Message) -> bytes:
+    """:func:`encode` as UTF-8 bytes, built by orjson in one pass (what the server sends).
+
+    The same JSON value as ``json.dumps(to_json(msg))``; the text differs only where JSON
+    allows (non-ASCII characters are not escaped, floats such as ``1e+16`` are written
+    ``1e16``). Values orjson cannot write (integers beyond 64 bits, lone surrogates) fall
+    back to the standard library, so anything :func:`to_json` accepts encodes.
+    """
+    body: dict[str, Any] = {"type": msg.TYPE}
+    for name in _field_names(type(msg)) or ():
+        body[name] = getattr(msg, name)
+    try:
+        return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:  # orjson.JSONEncodeError
+        return _encode_stdlib(msg).encode("utf-8", "surrogatepass")
+
+
+def _encode_stdlib(msg: Message) -> str:
+    """The reference encoding (the standard library's JSON of :func:`to_json`)."""
     return json.dumps(to_json(msg), separators=(",", ":"))
 
 
@@ -44,6 +68,20 @@ def to_json(msg: Message) -> dict[str, Any]:
     body = _dump(msg)
     assert isinstance(body, dict)
     return {"type": msg.TYPE, **body}
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The dataclass fields of ``cls`` in order (``None`` for a class that is none)."""
+    try:
+        return _FIELD_NAMES[cls]
+    except KeyError:
+        names = (tuple(f.name for f in dataclasses.fields(cls))
+                 if dataclasses.is_dataclass(cls) else None)
+        _FIELD_NAMES[cls] = names
+        return names
 
 
 def decode(text: str | bytes, max_size: int = DEFAULT_MAX_SIZE, strict: bool = True
@@ -228,17 +266,22 @@ def _expect(value: Any, tp: type, where: str) -> Any:
     return value
 
 
+_PLAIN = (str, int, float, bool, type(None), dict)
+
+
 def _dump(value: Any) -> Any:
     # Dicts in messages (views, rulesets, players) are JSON-ready already: no recursion,
     # which keeps encoding big views cheap.
     if isinstance(value, Enum):
         return value.value
+    if isinstance(value, _PLAIN):
+        return value
     if isinstance(value, list):
         return [_dump(v) for v in value] if value and _is_instance(value[0]) else value
     if _is_instance(value):
-        return {f.name: _dump(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {name: _dump(getattr(value, name)) for name in _field_names(type(value)) or ()}
     return value
 
 
 def _is_instance(value: Any) -> bool:
-    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+    return not isinstance(value, type) and _field_names(type(value)) is not None

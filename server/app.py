@@ -1,8 +1,11 @@
 """The asyncio shell around :class:`server.core.Core`: websockets in, frames out, timers.
 
-Each connection gets a reader loop (frames -> ``Core.receive``) and a writer task fed by a
-bounded outbox, so a slow client never blocks another, and one that does not read at all is
-disconnected once ``max_send_bytes`` are waiting for it. A connection that has not sent
+Each connection gets a reader loop (frames -> ``Core.receive``). Messages are encoded once
+(a broadcast's bytes go to every recipient) and, while the connection's transport is not
+paused, framed straight into it and written once per connection per loop tick; otherwise
+they wait in a bounded outbox drained by a writer task, so a slow client never blocks
+another, and one that does not read at all is disconnected once ``max_send_bytes`` are
+waiting for it. A connection that has not sent
 ``hello`` within ``hello_timeout_s`` is closed. Open sockets are capped in all and per
 remote address: one over a cap gets an HTTP 503 with the reason (and beyond a margin is
 dropped at once), so a flood cannot use up the process's file descriptors. One timer task
@@ -37,11 +40,13 @@ from typing import Any, ClassVar, Protocol
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed, PayloadTooBig
+from websockets.exceptions import ConnectionClosed, InvalidState, PayloadTooBig
+from websockets.exceptions import ProtocolError as WsProtocolError
 from websockets.http11 import Request, Response
+from websockets.protocol import State
 
 from db.records import GameRecord
-from protocol import Error, ErrorCode, encode
+from protocol import Error, ErrorCode, encode_bytes
 from server.core import Close, Core, Finished, Output, Send, ServerConfig
 
 log = logging.getLogger(__name__)
@@ -90,17 +95,35 @@ class _Outbox:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.items: deque[str] = deque()
+        self.items: deque[bytes] = deque()
         self.bytes = 0
+        #: Bytes framed straight into the transport this loop tick (not yet written out):
+        #: they count against ``limit`` as queued ones do.
+        self.direct = 0
         self.closing: _CloseMarker | None = None
         self.overflowed = False
         self.ready = asyncio.Event()
 
-    def put(self, text: str) -> bool:
+    def idle(self) -> bool:
+        """Nothing queued and not closing: a frame may bypass the queue."""
+        return not self.items and self.closing is None and not self.overflowed
+
+    def reserve(self, size: int) -> bool:
+        """Count ``size`` bytes framed straight into the transport; ``False`` (the outbox
+        overflowed) if that would pass the limit."""
+        if self.bytes + self.direct + size > self.limit:
+            self.overflowed = True
+            self.items.clear()
+            self.bytes = 0
+            return False
+        self.direct += size
+        return True
+
+    def put(self, text: bytes) -> bool:
         """Queue ``text``; ``False`` (and nothing queued) if that would pass the limit."""
         if self.closing is not None or self.overflowed:
             return True
-        if self.bytes + len(text) > self.limit:
+        if self.bytes + self.direct + len(text) > self.limit:
             self.overflowed = True
             self.items.clear()
             self.bytes = 0
@@ -116,7 +139,7 @@ class _Outbox:
             self.closing = marker
             self.ready.set()
 
-    async def get(self) -> str | _CloseMarker:
+    async def get(self) -> bytes | _CloseMarker:
         """The next frame, or the close marker once every frame is out."""
         while True:
             if self.items:
@@ -208,6 +231,8 @@ class MatchServer:
         self._outboxes: dict[int, _Outbox] = {}
         self._sockets: dict[int, ServerConnection] = {}
         self._wake = asyncio.Event()
+        self._dirty: dict[int, tuple[ServerConnection, _Outbox]] = {}
+        self._flush_due = False
         self._timer: asyncio.Task[None] | None = None
         self._saves: set[asyncio.Task[None]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -234,7 +259,7 @@ class MatchServer:
     def queued_bytes(self) -> int:
         """Bytes of messages waiting in every connection's outbox (at most
         ``max_send_bytes`` each)."""
-        return sum(outbox.bytes for outbox in self._outboxes.values())
+        return sum(outbox.bytes + outbox.direct for outbox in self._outboxes.values())
 
     @property
     def open_sockets(self) -> int:
@@ -348,7 +373,7 @@ class MatchServer:
                 if isinstance(item, _CloseMarker):
                     await ws.close(item.code, item.reason[:120])
                     return
-                await ws.send(item)
+                await ws.send(item, text=True)
         except ConnectionClosed:
             return
 
@@ -375,13 +400,14 @@ class MatchServer:
     # ------------------------------------------------------------------ outputs
 
     def _apply(self, outputs: list[Output]) -> None:
-        texts: dict[int, str] = {}  # one encoding per message object (broadcasts)
+        texts: dict[int, bytes] = {}  # one encoding per message object (broadcasts)
         for output in outputs:
             if isinstance(output, Send):
                 key = id(output.message)
-                if key not in texts:
-                    texts[key] = encode(output.message)
-                self._send(output.conn, texts[key])
+                text = texts.get(key)
+                if text is None:
+                    text = texts[key] = encode_bytes(output.message)
+                self._send(output.conn, text)
             elif isinstance(output, Close):
                 outbox = self._outboxes.get(output.conn)
                 if outbox is not None:
@@ -392,10 +418,44 @@ class MatchServer:
                 task.add_done_callback(self._saves.discard)
         self._wake.set()
 
-    def _send(self, conn: int, text: str) -> None:
+    def _send(self, conn: int, text: bytes) -> None:
         outbox = self._outboxes.get(conn)
-        if outbox is not None and not outbox.put(text):
+        if outbox is None:
+            return
+        if outbox.idle():
+            ws = self._sockets.get(conn)
+            if ws is not None and not ws.paused and ws.protocol.state is State.OPEN:
+                if not outbox.reserve(len(text)):
+                    ws.protocol.data_to_send()  # this tick's frames: dropped with it
+                    self._overflow(conn, outbox)
+                    return
+                try:
+                    ws.protocol.send_text(text)
+                except (InvalidState, WsProtocolError):
+                    pass  # closing meanwhile: the outbox path below drops it
+                else:
+                    self._dirty[conn] = (ws, outbox)
+                    if not self._flush_due:
+                        self._flush_due = True
+                        asyncio.get_running_loop().call_soon(self._flush)
+                    return
+        if not outbox.put(text):
             self._overflow(conn, outbox)
+
+    def _flush(self) -> None:
+        """Write each connection's frames of this loop tick in one ``transport.write``."""
+        self._flush_due = False
+        dirty, self._dirty = self._dirty, {}
+        for ws, outbox in dirty.values():
+            outbox.direct = 0
+            writes = ws.protocol.data_to_send()
+            if not writes or ws.transport.is_closing():
+                continue
+            if b"" in writes:  # an end-of-stream marker: websockets writes it its own way
+                ws.protocol.writes[:0] = writes
+                ws.send_data()
+            else:
+                ws.transport.write(b"".join(writes))
 
     async def _store(self, finished: Finished) -> None:
         record = finished.record
@@ -408,13 +468,13 @@ class MatchServer:
                 log.error("game %s: storing the record failed (%s); %s", record.game_id,
                           problem, where)
                 if finished.notify is not None:
-                    self._send(finished.notify, encode(Error(
+                    self._send(finished.notify, encode_bytes(Error(
                         ErrorCode.STORE_FAILED, f"game {record.game_id} finished but was not "
                         f"stored ({problem[:200]}); {where}", record.game_id)))
                 return
             self.games_saved += 1
         if finished.notify is not None:
-            self._send(finished.notify, encode(finished.result))
+            self._send(finished.notify, encode_bytes(finished.result))
 
     async def _save(self, record: GameRecord) -> str | None:
         """Store ``record`` (three tries); ``None`` on success, else the last error."""

@@ -35,6 +35,7 @@ from protocol import (
     YourTurn,
     decode,
     encode,
+    encode_bytes,
     to_json,
 )
 from protocol.schema import SCHEMA_DIR, load_schema, message_schema
@@ -162,3 +163,26 @@ def test_doc_examples_decode_and_match_their_schema(example: dict[str, Any]) -> 
     msg = decode(json.dumps(example))
     jsonschema.validate(example, load_schema(example["type"]))
     assert to_json(msg)["type"] == example["type"]
+
+
+def _every_type() -> list[Message]:
+    """SAMPLES plus one decoded example of every message type from the spec."""
+    return [*SAMPLES, *(decode(json.dumps(ex)) for ex in doc_examples())]
+
+
+@pytest.mark.parametrize("msg", _every_type(), ids=lambda m: m.TYPE)
+def test_fast_encoder_writes_the_reference_bytes(msg: Message) -> None:
+    """orjson's one-pass encoding equals the standard library's JSON of ``to_json``."""
+    reference = json.dumps(to_json(msg), separators=(",", ":")).encode()
+    assert encode_bytes(msg) == reference
+    assert encode(msg) == reference.decode()
+
+
+def test_fast_encoder_falls_back_where_orjson_cannot_write() -> None:
+    """Non-ASCII text, integers past 64 bits and lone surrogates: the same JSON value."""
+    for msg in (MoveMsg("g\u00e9", 2**70, "taxi:1"), Ping(-(2**80)),
+                Error(ErrorCode.BAD_VALUE, "x\udfffy", None),
+                YourTurn("g", 1, "d1", {"tickets": {0: 1, 1: 2}}, [], Clock(1e16, 0.5))):
+        text = encode_bytes(msg)
+        assert json.loads(text.decode("utf-8", "surrogatepass")) == \
+            json.loads(json.dumps(to_json(msg)))
