@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import tomllib
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -98,10 +99,14 @@ def _open_db(url: str) -> GameSink:
               help="Seconds a connection has to send hello before it is closed.")
 @click.option("--send-buffer-kib", default=1024, show_default=True, type=click.IntRange(1),
               help="KiB of unread messages a client may have before it is disconnected.")
+@click.option("--loop", "loop_name", default="auto", show_default=True,
+              type=click.Choice(["auto", "asyncio", "uvloop"]),
+              help="Event loop: auto is uvloop when installed (pip install 'yard[fast]').")
 def serve(host: str, port: int, db_url: str, token_file: str | None,
           bot_token: tuple[str, ...], admin_token: str | None, move_time: float,
           bank_time: float, grace: float, ready_file: str | None, max_connections: int,
-          max_per_address: int, hello_timeout: float, send_buffer_kib: int) -> None:
+          max_per_address: int, hello_timeout: float, send_buffer_kib: int,
+          loop_name: str) -> None:
     """Run a match server until SIGINT/SIGTERM (running games are stored as aborted).
 
     Every option is checked, and the port bound, before the database is opened or created.
@@ -121,9 +126,25 @@ def serve(host: str, port: int, db_url: str, token_file: str | None,
                           hello_timeout_s=hello_timeout, max_send_bytes=send_buffer_kib * 1024,
                           max_connections=max_connections,
                           max_per_address=min(max_per_address, max_connections))
+    runner = event_loop_runner(loop_name)
     configure_logging()
     _fit_open_files(config)
-    asyncio.run(_serve(config, db_url, host, port, ready_file))
+    runner(_serve(config, db_url, host, port, ready_file))
+
+
+def event_loop_runner(name: str) -> Callable[[Coroutine[Any, Any, None]], None]:
+    """``asyncio.run``, or ``uvloop.run`` for ``uvloop`` (and for ``auto`` when uvloop is
+    installed); :class:`ServerConfigError` for ``uvloop`` when it is not."""
+    if name != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            if name == "uvloop":
+                raise ServerConfigError("--loop uvloop: uvloop is not installed "
+                                        "(pip install 'yard[fast]')") from None
+        else:
+            return uvloop.run
+    return asyncio.run
 
 
 FD_RESERVE = 128

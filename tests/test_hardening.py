@@ -506,3 +506,22 @@ def test_repeated_log_lines_are_thinned_out_with_a_count(tmp_path: Path) -> None
     assert "something else" in lines
     assert lines[-1] == ("accept failed (attempt 1000) (997 similar lines suppressed in "
                          "the last 10 s)")
+
+
+def test_serve_loop_choice_is_checked() -> None:
+    """``--loop uvloop`` runs where uvloop is installed, else a one-line error (exit 2);
+    ``auto`` falls back to asyncio."""
+    import asyncio as asyncio_module
+
+    from server.cli import ServerConfigError, event_loop_runner
+
+    assert event_loop_runner("asyncio") is asyncio_module.run
+    try:
+        import uvloop
+    except ImportError:
+        assert event_loop_runner("auto") is asyncio_module.run
+        with pytest.raises(ServerConfigError, match="uvloop is not installed"):
+            event_loop_runner("uvloop")
+    else:
+        assert event_loop_runner("auto") is uvloop.run
+        assert event_loop_runner("uvloop") is uvloop.run
