@@ -96,7 +96,7 @@ def yard_run(args: argparse.Namespace) -> dict[str, object]:
         server = subprocess.Popen(
             ["taskset", "-c", "0", str(yard), "serve", "--port", str(port), "--db",
              f"sqlite:///{db}", "--max-connections", str(conns), "--max-per-address",
-             str(conns), "--move-time", "60"], stdout=subprocess.DEVNULL,
+             str(conns), "--move-time", "60", "--loop", args.loop], stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
         try:
             _wait_port(port, server)
@@ -141,6 +141,8 @@ def main() -> None:
     ap.add_argument("--echo-json", default="stdlib", choices=["stdlib", "orjson"])
     ap.add_argument("--echo-loop", default="asyncio", choices=["asyncio", "uvloop"])
     ap.add_argument("--skip-echo", action="store_true")
+    ap.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"],
+                    help="yard serve's event loop")
     args = ap.parse_args()
     load0 = os.getloadavg()[0]
     echo = None if args.skip_echo else echo_run(args)
@@ -150,7 +152,7 @@ def main() -> None:
     keys = ("moves", "games", "server_us_per_move", "out_frames_per_move", "p99_ms",
             "errors", "db_bytes_per_game", "stored_bytes_per_game", "conn_lost")
     print(json.dumps({
-        "concurrent": args.concurrent, "rules": args.rules, "games": args.games,
+        "concurrent": args.concurrent, "rules": args.rules, "loop": args.loop, "games": args.games,
         "loadavg_before": round(load0, 2), "loadavg_after": round(os.getloadavg()[0], 2),
         "echo_us_per_rt": echo_us, "yard_us_per_move": yard_us,
         "ratio": round(float(yard_us) / float(echo_us), 2)  # type: ignore[arg-type]

@@ -11,10 +11,12 @@ upgrading read locks, which the busy timeout cannot resolve.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import URL, Engine
@@ -57,8 +59,9 @@ def check_exists(url: URL) -> None:
 def create_engine(url: URL) -> Engine:
     """An engine for ``url``; SQLite gets the pragmas and transaction handling above."""
     if url.get_backend_name() != "sqlite":
-        return sa.create_engine(url, pool_pre_ping=True)
-    kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False}}
+        return sa.create_engine(url, pool_pre_ping=True, json_serializer=json_text)
+    kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False},
+                              "json_serializer": json_text}
     if url.database in (None, "", ":memory:"):
         kwargs["poolclass"] = StaticPool  # one shared in-memory database
     engine = sa.create_engine(url, **kwargs)
@@ -80,3 +83,13 @@ def _tune_sqlite(engine: Engine) -> None:
     def on_begin(conn: sa.Connection) -> None:
         write = conn.get_execution_options().get("yard_write", False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def json_text(value: Any) -> str:
+    """JSON columns' serializer: orjson (a stored record is written in one pass), the
+    standard library for what orjson cannot write (integers past 64 bits, lone surrogates,
+    non-string keys)."""
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except TypeError:  # orjson.JSONEncodeError
+        return json.dumps(value)

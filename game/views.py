@@ -91,7 +91,13 @@ def _tickets_dict(rules: Ruleset, seat: int, tickets: tuple[int, ...]) -> dict[s
     uses = rules.mrx_tickets if seat == MRX else rules.detective_tickets
     if uses is None:
         return None
+    if len(tickets) <= len(_TICKET_NAME_LIST):
+        return dict(zip(_TICKET_NAME_LIST, tickets, strict=False))
     return {TICKET_NAMES[Ticket(i)]: n for i, n in enumerate(tickets)}
+
+
+_TICKET_NAME_LIST = [TICKET_NAMES[t] for t in sorted(Ticket)]
+"""Ticket names by ticket number (a view is built on every turn: no enum calls)."""
 
 
 def _public(state: State) -> dict[str, Any]:
