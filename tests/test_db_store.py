@@ -522,3 +522,15 @@ def test_a_version_1_database_opens_migrated_with_its_games(tmp_path: Path) -> N
     new = effort_record("g-new", 3, "1")
     assert store.save_game(new) and store.load_game("g-new") == new
     store.close()
+
+
+def test_json_columns_write_what_orjson_cannot_too() -> None:
+    """The JSON column serializer: orjson's text, the standard library's past 64 bits."""
+    import json
+
+    from db.engine import json_text
+
+    plain = {"a": [1, 2.5, None, "\u00e9"], "b": {"c": True}}
+    assert json.loads(json_text(plain)) == plain
+    big = {"seed": 2**70, "n": [-(2**80)]}
+    assert json.loads(json_text(big)) == big
