@@ -14,6 +14,11 @@ average (the machine may be shared: compare ratios, not times)::
 
     .venv/bin/python bench/server_cpu.py -c 100 --games 300 --rules classic
 
+and the same for an older commit, side by side (run from outside that tree)::
+
+    git archive e5b359f | tar -x -C /tmp/base
+    .venv/bin/python bench/server_cpu.py -c 100 --games 300 --yard-src /tmp/base
+
 The load clients need ``orjson`` and ``uvloop`` (``pip install -e '.[fast]'``).
 """
 
@@ -96,7 +101,10 @@ def yard_run(args: argparse.Namespace) -> dict[str, object]:
         server = subprocess.Popen(
             ["taskset", "-c", "0", str(yard), "serve", "--port", str(port), "--db",
              f"sqlite:///{db}", "--max-connections", str(conns), "--max-per-address",
-             str(conns), "--move-time", "60", "--loop", args.loop], stdout=subprocess.DEVNULL,
+             str(conns), "--move-time", "60",
+             *(["--loop", args.loop] if args.loop != "auto" else [])],
+            env={**os.environ, "PYTHONPATH": args.yard_src} if args.yard_src else None,
+            stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
         try:
             _wait_port(port, server)
@@ -143,6 +151,9 @@ def main() -> None:
     ap.add_argument("--skip-echo", action="store_true")
     ap.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"],
                     help="yard serve's event loop")
+    ap.add_argument("--yard-src", default="",
+                    help="run yard serve from this source tree (PYTHONPATH; e.g. an older "
+                         "commit unpacked with git archive) to compare")
     args = ap.parse_args()
     load0 = os.getloadavg()[0]
     echo = None if args.skip_echo else echo_run(args)
@@ -152,7 +163,8 @@ def main() -> None:
     keys = ("moves", "games", "server_us_per_move", "out_frames_per_move", "p99_ms",
             "errors", "db_bytes_per_game", "stored_bytes_per_game", "conn_lost")
     print(json.dumps({
-        "concurrent": args.concurrent, "rules": args.rules, "loop": args.loop, "games": args.games,
+        "concurrent": args.concurrent, "rules": args.rules, "loop": args.loop,
+        "yard_src": args.yard_src or "this checkout", "games": args.games,
         "loadavg_before": round(load0, 2), "loadavg_after": round(os.getloadavg()[0], 2),
         "echo_us_per_rt": echo_us, "yard_us_per_move": yard_us,
         "ratio": round(float(yard_us) / float(echo_us), 2)  # type: ignore[arg-type]
