@@ -102,7 +102,7 @@ def yard_run(args: argparse.Namespace) -> dict[str, object]:
             ["taskset", "-c", "0", str(yard), "serve", "--port", str(port), "--db",
              f"sqlite:///{db}", "--max-connections", str(conns), "--max-per-address",
              str(conns), "--move-time", "60",
-             *(["--loop", args.loop] if args.loop != "auto" else [])],
+             *(["--loop", args.loop] if args.loop != "asyncio" else [])],
             env={**os.environ, "PYTHONPATH": args.yard_src} if args.yard_src else None,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
@@ -149,7 +149,7 @@ def main() -> None:
     ap.add_argument("--echo-json", default="stdlib", choices=["stdlib", "orjson"])
     ap.add_argument("--echo-loop", default="asyncio", choices=["asyncio", "uvloop"])
     ap.add_argument("--skip-echo", action="store_true")
-    ap.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"],
+    ap.add_argument("--loop", default="asyncio", choices=["auto", "asyncio", "uvloop"],
                     help="yard serve's event loop")
     ap.add_argument("--yard-src", default="",
                     help="run yard serve from this source tree (PYTHONPATH; e.g. an older "

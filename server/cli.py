@@ -99,7 +99,7 @@ def _open_db(url: str) -> GameSink:
               help="Seconds a connection has to send hello before it is closed.")
 @click.option("--send-buffer-kib", default=1024, show_default=True, type=click.IntRange(1),
               help="KiB of unread messages a client may have before it is disconnected.")
-@click.option("--loop", "loop_name", default="auto", show_default=True,
+@click.option("--loop", "loop_name", default="asyncio", show_default=True,
               type=click.Choice(["auto", "asyncio", "uvloop"]),
               help="Event loop: auto is uvloop when installed (pip install 'yard[fast]').")
 def serve(host: str, port: int, db_url: str, token_file: str | None,
