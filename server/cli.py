@@ -143,7 +143,8 @@ def event_loop_runner(name: str) -> Callable[[Coroutine[Any, Any, None]], None]:
                 raise ServerConfigError("--loop uvloop: uvloop is not installed "
                                         "(pip install 'yard[fast]')") from None
         else:
-            return uvloop.run
+            run: Callable[[Coroutine[Any, Any, None]], None] = uvloop.run
+            return run
     return asyncio.run
 
 
