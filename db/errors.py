@@ -5,6 +5,7 @@ them into one ``error: ...`` line and exit status 2::
     └── DatabaseError            the database cannot be opened, migrated or written
         ├── GameNotFoundError    no stored game has the given id
         ├── TournamentError      unknown tournament, bad spec, schedule conflict
+        │   └── AlreadyPlayedError   a second game for a schedule entry already played
         ├── ReplayError          a stored game cannot be replayed by the engine
         └── RecordError          a game record (export file line) is malformed or
                                  inconsistent with its own moves
@@ -28,6 +29,12 @@ class GameNotFoundError(DatabaseError, KeyError):
 
 class TournamentError(DatabaseError):
     """An unknown tournament, an invalid spec, or a conflicting schedule or result."""
+
+
+class AlreadyPlayedError(TournamentError):
+    """A finished game for a schedule entry that already has a stored game (e.g. a cluster
+    worker whose lease expired and whose game another worker played and stored first):
+    refused, so each scheduled game is stored exactly once. Retrying cannot succeed."""
 
 
 class ReplayError(DatabaseError):

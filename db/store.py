@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from db.codec import record_from_dict, record_to_dict
 from db.engine import check_exists, create_engine, parse_url, safe_url
-from db.errors import DatabaseError, GameNotFoundError, TournamentError
+from db.errors import AlreadyPlayedError, DatabaseError, GameNotFoundError, TournamentError
 from db.migrations import migrate
 from db.models import (
     BotRow,
@@ -147,7 +147,11 @@ class Database:
 
         Idempotent: a game whose ``game_id`` is already stored is left as it is and
         ``False`` is returned. A second game for an already played schedule entry raises
-        :class:`TournamentError`. An ``aborted`` game is stored without its
+        :class:`AlreadyPlayedError` (exactly once: the entry's row is locked for the check,
+        ``SELECT ... FOR UPDATE`` on PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite, and
+        ``games.schedule_id`` is unique as the last guard), so of two cluster workers that
+        played the same entry (the first one's lease expired) the first to store wins and
+        the other gets that error. An ``aborted`` game is stored without its
         ``schedule_id`` (keeping the tournament link), so its entry stays pending for a
         resume. With ``schedule_id`` set and no ``tournament_id``, the game is linked to
         the entry's tournament (and :meth:`load_game` returns it with that id).
@@ -169,9 +173,15 @@ class Database:
                 linked = replace(record, tournament_id=tournament_id)
                 session.add(GameRecordRow(game_id=record.game_id,
                                           record=record_to_dict(linked)))
+        except AlreadyPlayedError:
+            raise
         except DatabaseError:
             if self._has_game(record.game_id):
                 return False  # a concurrent writer stored the same game first
+            if record.schedule_id is not None and \
+                    record.outcome.termination is not Termination.ABORTED:
+                with self._read("read schedule") as session:
+                    self._refuse_played(session, record)  # lost the race at the constraint
             raise
         log.info("game %s stored (%d turns)", record.game_id, len(record.turns))
         return True
@@ -229,7 +239,12 @@ class Database:
     def _check_schedule(session: Session, record: GameRecord) -> str | None:
         if record.schedule_id is None:
             return record.tournament_id
-        entry = session.get(ScheduledGameRow, record.schedule_id)
+        # Lock the entry's row until commit: concurrent storers of the same entry wait
+        # here, then see the game the first one stored (PostgreSQL; SQLite writers are
+        # serialised by BEGIN IMMEDIATE).
+        entry = session.scalars(
+            sa.select(ScheduledGameRow).where(ScheduledGameRow.id == record.schedule_id)
+            .with_for_update()).first()
         if entry is None:
             raise TournamentError(f"game {record.game_id}: unknown schedule id "
                                   f"{record.schedule_id}")
@@ -237,13 +252,21 @@ class Database:
             raise TournamentError(f"game {record.game_id}: schedule id {record.schedule_id} "
                                   f"belongs to tournament {entry.tournament_id}, not "
                                   f"{record.tournament_id}")
-        played = session.scalar(sa.select(GameRow.id).where(
-            GameRow.schedule_id == record.schedule_id))
-        if played is not None and record.outcome.termination is not Termination.ABORTED:
-            raise TournamentError(f"game {record.game_id}: schedule entry {entry.game_index} "
-                                  f"of tournament {entry.tournament_id} was already played "
-                                  f"as game {played}")
+        if record.outcome.termination is not Termination.ABORTED:
+            Database._refuse_played(session, record)
         return entry.tournament_id
+
+    @staticmethod
+    def _refuse_played(session: Session, record: GameRecord) -> None:
+        """:class:`AlreadyPlayedError` if the record's schedule entry has a stored game."""
+        row = session.execute(
+            sa.select(GameRow.id, ScheduledGameRow.game_index, ScheduledGameRow.tournament_id)
+            .join(ScheduledGameRow, GameRow.schedule_id == ScheduledGameRow.id)
+            .where(GameRow.schedule_id == record.schedule_id)).first()
+        if row is not None and row.id != record.game_id:
+            raise AlreadyPlayedError(
+                f"game {record.game_id} not stored: schedule entry {row.game_index} of "
+                f"tournament {row.tournament_id} was already played as game {row.id}")
 
     def load_game(self, game_id: str) -> GameRecord:
         """The full record of a stored game; :class:`GameNotFoundError` if there is none."""

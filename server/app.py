@@ -45,6 +45,7 @@ from websockets.exceptions import ProtocolError as WsProtocolError
 from websockets.http11 import Request, Response
 from websockets.protocol import State
 
+from db.errors import AlreadyPlayedError
 from db.records import GameRecord
 from protocol import Error, ErrorCode, encode_bytes
 from server.core import Close, Core, Finished, Output, Send, ServerConfig
@@ -460,13 +461,20 @@ class MatchServer:
     async def _store(self, finished: Finished) -> None:
         record = finished.record
         if self.sink is not None:
-            problem = await self._save(record)
-            if problem is not None:
+            failure = await self._save(record)
+            if failure is not None:
                 self.store_failures += 1
-                kept = await self._keep(record)
-                where = f"kept in {kept}" if kept else "NOT kept anywhere"
-                log.error("game %s: storing the record failed (%s); %s", record.game_id,
-                          problem, where)
+                problem = f"{type(failure).__name__}: {failure}".splitlines()[0]
+                if isinstance(failure, AlreadyPlayedError):
+                    # Another server stored this scheduled game first (a cluster worker
+                    # whose lease had expired): a duplicate, not a record to keep.
+                    where = "not kept: the entry's game is stored"
+                    log.warning("game %s: not stored (%s)", record.game_id, problem)
+                else:
+                    kept = await self._keep(record)
+                    where = f"kept in {kept}" if kept else "NOT kept anywhere"
+                    log.error("game %s: storing the record failed (%s); %s",
+                              record.game_id, problem, where)
                 if finished.notify is not None:
                     self._send(finished.notify, encode_bytes(Error(
                         ErrorCode.STORE_FAILED, f"game {record.game_id} finished but was not "
@@ -476,19 +484,22 @@ class MatchServer:
         if finished.notify is not None:
             self._send(finished.notify, encode_bytes(finished.result))
 
-    async def _save(self, record: GameRecord) -> str | None:
-        """Store ``record`` (three tries); ``None`` on success, else the last error."""
+    async def _save(self, record: GameRecord) -> Exception | None:
+        """Store ``record`` (three tries, one for a duplicate of a played schedule entry);
+        ``None`` on success, else the last error."""
         assert self.sink is not None
-        problem = "not tried"
+        failure: Exception | None = None
         for wait in (0.0, *STORE_RETRIES_S):
             if wait:
                 await asyncio.sleep(wait)  # back-off before a retry, not synchronisation
             try:
                 await asyncio.to_thread(self.sink.save_game, record)
                 return None
+            except AlreadyPlayedError as exc:  # final: retrying cannot succeed
+                return exc
             except Exception as exc:  # any sink error: keep the game, tell the admin
-                problem = f"{type(exc).__name__}: {exc}".splitlines()[0]
-        return problem
+                failure = exc
+        return failure
 
     async def _keep(self, record: GameRecord) -> Path | None:
         """Append ``record`` to the fallback file; its path, or ``None`` if that failed."""

@@ -6,16 +6,16 @@ tests/test_db_postgres.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import logging
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +24,10 @@ import sqlalchemy as sa
 
 from db.models import GameRow, ScheduledGameRow
 from db.store import Database
+from game import Outcome, Termination
 from server.engines import parse_engine
 from server.tournament.cluster import (
+    ClaimingRunner,
     ClusterError,
     ClusterRun,
     check_database,
@@ -87,59 +89,54 @@ def test_cli_rejects_a_bad_cluster_address(tmp_path: Path) -> None:
     assert not (tmp_path / "y.db").exists()  # nothing stored before the address is checked
 
 
-if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
-    import ray
+def _tournament(db: Database, bots: str, pairs: int, engines: tuple[str, ...] = ()) -> str:
+    players, options, used = resolve_players(
+        bots, [parse_engine(text) for text in engines], [])
+    spec = TournamentSpec(rules="grid5", bots=players, pairs=pairs, seed=3,
+                          move_time=5.0, connect_timeout=20.0, bot_options=options,
+                          engines={name: e.to_dict() for name, e in used.items()})
+    return create(db, spec)
 
-    @pytest.fixture(scope="module")
-    def ray_local() -> Iterator[None]:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 configure_logging=False)
-        try:
-            yield
-        finally:
-            ray.shutdown()
 
-    @pytest.fixture
-    def pg_url() -> Iterator[str]:
-        """A URL whose connections use a new, empty schema (dropped afterwards)."""
-        assert POSTGRES_URL is not None
-        schema = f"c_{uuid.uuid4().hex[:10]}"
-        admin = sa.create_engine(POSTGRES_URL)
-        with admin.begin() as conn:
-            conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
-        url = sa.make_url(POSTGRES_URL).update_query_dict(
-            {"options": f"-csearch_path={schema}"})
-        try:
-            yield url.render_as_string(hide_password=False)
-        finally:
-            with admin.begin() as conn:
-                conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
-            admin.dispose()
+def _stored(db_url: str, tournament_id: str) -> Counter[int]:
+    """schedule entry index -> games stored for it (finished, not aborted)."""
+    engine = sa.create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(ScheduledGameRow.game_index)
+                .join(GameRow, GameRow.schedule_id == ScheduledGameRow.id)
+                .where(ScheduledGameRow.tournament_id == tournament_id)).all()
+    finally:
+        engine.dispose()
+    return Counter(index for (index,) in rows)
 
-    def _tournament(db: Database, bots: str, pairs: int, engines: tuple[str, ...] = ()
-                    ) -> str:
-        players, options, used = resolve_players(
-            bots, [parse_engine(text) for text in engines], [])
-        spec = TournamentSpec(rules="grid5", bots=players, pairs=pairs, seed=3,
-                              move_time=5.0, connect_timeout=20.0, bot_options=options,
-                              engines={name: e.to_dict() for name, e in used.items()})
-        return create(db, spec)
 
-    def _stored(db_url: str, tournament_id: str) -> Counter[int]:
-        """schedule entry index -> games stored for it (finished, not aborted)."""
-        engine = sa.create_engine(db_url)
-        try:
+def _wait_for_claim(db_url: str, tournament_id: str, owner: str) -> int:
+    """The index of a game ``owner`` holds a lease on and has not finished."""
+    engine = sa.create_engine(db_url)
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
             with engine.connect() as conn:
-                rows = conn.execute(
+                index = conn.execute(
                     sa.select(ScheduledGameRow.game_index)
-                    .join(GameRow, GameRow.schedule_id == ScheduledGameRow.id)
-                    .where(ScheduledGameRow.tournament_id == tournament_id)).all()
-        finally:
-            engine.dispose()
-        return Counter(index for (index,) in rows)
+                    .outerjoin(GameRow, GameRow.schedule_id == ScheduledGameRow.id)
+                    .where(ScheduledGameRow.tournament_id == tournament_id,
+                           ScheduledGameRow.lease_owner == owner,
+                           GameRow.id.is_(None))).scalar()
+            if index is not None:
+                return int(index)
+            time.sleep(0.05)  # polling the database for the claim (a condition)
+    finally:
+        engine.dispose()
+    raise AssertionError(f"worker {owner} never claimed a game")
+
+
+if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
 
     def test_two_workers_store_every_scheduled_game_exactly_once(
-            ray_local: None, pg_url: str, tmp_path: Path) -> None:
+            ray_local: Any, pg_url: str, tmp_path: Path) -> None:
         db = Database.connect(pg_url)
         tid = _tournament(db, "random,greedy", pairs=3)
         workers: list[tuple[Any, int, str]] = []
@@ -160,7 +157,7 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
         db.close()
 
     def test_a_worker_killed_mid_game_loses_and_duplicates_nothing(
-            ray_local: None, pg_url: str, tmp_path: Path) -> None:
+            ray_local: Any, pg_url: str, tmp_path: Path) -> None:
         db = Database.connect(pg_url)
         tid = _tournament(db, "random,slow", pairs=2,
                           engines=(f"name=slow class={SLOW_BOT}:Slow",))
@@ -189,25 +186,46 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
         assert claimed in stored
         db.close()
 
-    def _wait_for_claim(db_url: str, tournament_id: str, owner: str) -> int:
-        """The index of a game ``owner`` holds a lease on and has not finished."""
-        engine = sa.create_engine(db_url)
-        deadline = time.monotonic() + 120
-        try:
-            while time.monotonic() < deadline:
-                with engine.connect() as conn:
-                    index = conn.execute(
-                        sa.select(ScheduledGameRow.game_index)
-                        .outerjoin(GameRow, GameRow.schedule_id == ScheduledGameRow.id)
-                        .where(ScheduledGameRow.tournament_id == tournament_id,
-                               ScheduledGameRow.lease_owner == owner,
-                               GameRow.id.is_(None))).scalar()
-                if index is not None:
-                    return int(index)
-                time.sleep(0.05)  # polling the database for the claim (a condition)
-        finally:
-            engine.dispose()
-        raise AssertionError(f"worker {owner} never claimed a game")
+
+def test_a_worker_whose_game_was_stored_by_another_drops_its_copy_and_goes_on(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A real worker (ClaimingRunner: its own yard serve and bot processes) claims game 0;
+    while it plays, its lease passes to another worker (as when it expired) which stores
+    the game first. The worker's own game is refused by the store (exactly once), and the
+    worker logs that, drops its copy and plays the rest of the schedule."""
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    db = Database.connect(url)
+    tid = _tournament(db, "random,slow", pairs=1,
+                           engines=(f"name=slow class={SLOW_BOT}:Slow",))
+    runner = ClaimingRunner(db, url, tid, owner="worker-a", lease_s=30,
+                            child_log=tmp_path / "children.log")
+    taken: dict[str, Any] = {}
+
+    def other_worker() -> None:
+        index = _wait_for_claim(url, tid, "worker-a")
+        entry = next(e for e in db.scheduled(tid) if e.index == index)
+        with sa.create_engine(url).begin() as conn:  # a's lease expired; b claimed it
+            conn.execute(sa.update(ScheduledGameRow)
+                         .where(ScheduledGameRow.id == entry.schedule_id)
+                         .values(lease_owner="worker-b"))
+        taken["record"] = db.record_forfeit(
+            tid, entry, Outcome.forfeit(0, Termination.DISCONNECTED), "played by worker-b",
+            game_id="by-worker-b")
+        taken["index"] = index
+
+    thief = threading.Thread(target=other_worker)
+    thief.start()
+    with caplog.at_level(logging.WARNING, logger="server.tournament.cluster"):
+        progress = asyncio.run(runner.run())
+    thief.join(60)
+    assert taken["index"] == 0 and runner.duplicates == 1
+    stored = _stored(url, tid)
+    assert sorted(stored) == [0, 1] and set(stored.values()) == {1}
+    assert db.load_game("by-worker-b").outcome.termination is Termination.DISCONNECTED
+    assert db.pending(tid) == [] and progress.played_now == 1
+    assert "game 0 was stored by another worker" in caplog.text
+    assert "AlreadyPlayedError" in caplog.text
+    db.close()
 
 
 def test_leases_claim_each_entry_once_and_return_expired_or_parked_ones(

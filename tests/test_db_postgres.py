@@ -10,8 +10,6 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
-from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
@@ -40,31 +38,14 @@ def test_an_unreachable_server_is_one_clear_error_without_the_password() -> None
     assert "s3cret" not in message and "\n" not in message
 
 
-@pytest.fixture
-def fresh_url() -> Iterator[str]:
-    """A URL whose connections use a new, empty schema (dropped afterwards)."""
-    assert POSTGRES_URL is not None
-    schema = f"t_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(POSTGRES_URL)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
-    url = sa.make_url(POSTGRES_URL).update_query_dict({"options": f"-csearch_path={schema}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
-        admin.dispose()
-
-
 if POSTGRES_URL:  # without a server only the two tests above exist (nothing is skipped)
 
-    def test_concurrent_starters_migrate_once(fresh_url: str) -> None:
+    def test_concurrent_starters_migrate_once(pg_url: str) -> None:
         errors: list[BaseException] = []
 
         def open_close() -> None:
             try:
-                Database.connect(fresh_url).close()
+                Database.connect(pg_url).close()
             except BaseException as exc:  # reported below
                 errors.append(exc)
 
@@ -74,22 +55,22 @@ if POSTGRES_URL:  # without a server only the two tests above exist (nothing is 
         for thread in threads:
             thread.join()
         assert errors == []
-        engine = sa.create_engine(fresh_url)
+        engine = sa.create_engine(pg_url)
         with engine.connect() as conn:
             versions = conn.execute(sa.text("SELECT version FROM schema_version")).scalars()
             assert list(versions) == list(range(1, LATEST + 1))
         engine.dispose()
 
-    def test_cli_reads_games_from_postgres(fresh_url: str) -> None:
+    def test_cli_reads_games_from_postgres(pg_url: str) -> None:
         result = play_game("grid5", make_bot("random", 1), [make_bot("rush", 1)], seed=1)
-        with Database.connect(fresh_url) as store:
+        with Database.connect(pg_url) as store:
             store.save_game(record_from_moves("pg-1", result.start, result.moves,
                                               {0: "random", 1: "rush"}, result.outcome))
         yard = str(os.path.join(os.path.dirname(sys.executable), "yard"))
-        out = subprocess.run([yard, "games", "--db", fresh_url, "--json"], capture_output=True,
+        out = subprocess.run([yard, "games", "--db", pg_url, "--json"], capture_output=True,
                              text=True, timeout=60)
         assert out.returncode == 0, out.stderr
         assert [g["game_id"] for g in json.loads(out.stdout)] == ["pg-1"]
-        out = subprocess.run([yard, "replay", "pg-1", "--db", fresh_url, "--as", "detectives"],
+        out = subprocess.run([yard, "replay", "pg-1", "--db", pg_url, "--as", "detectives"],
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 0 and "start: mrx=? " in out.stdout

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -20,7 +19,7 @@ import db.store
 from bots.arena import play_game
 from bots.registry import make_bot
 from db.build import record_from_moves
-from db.errors import DatabaseError, GameNotFoundError, TournamentError
+from db.errors import AlreadyPlayedError, DatabaseError, GameNotFoundError, TournamentError
 from db.migrations import LATEST
 from db.models import Base, GameRow
 from db.records import GameRecord, ScheduledGame, TurnRecord
@@ -49,29 +48,13 @@ def played_record(game_id: str, seed: int = 5, rules: str = "grid5",
     return record
 
 
-def postgres_url_with_schema(base_url: str, schema: str) -> str:
-    """``base_url`` with every connection's search_path set to ``schema``."""
-    url = sa.make_url(base_url).update_query_dict({"options": f"-csearch_path={schema}"})
-    return url.render_as_string(hide_password=False)
-
-
 @pytest.fixture(params=BACKENDS)
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A fresh, empty database: a SQLite file, or a throwaway PostgreSQL schema."""
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'yard.db'}"
-        return
-    assert POSTGRES_URL is not None
-    schema = f"t_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(POSTGRES_URL)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
-    try:
-        yield postgres_url_with_schema(POSTGRES_URL, schema)
-    finally:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
-        admin.dispose()
+        return f"sqlite:///{tmp_path / 'yard.db'}"
+    url: str = request.getfixturevalue("pg_url")
+    return url
 
 
 @pytest.fixture
@@ -235,6 +218,52 @@ def test_a_scheduled_game_is_never_stored_twice(database: Database) -> None:
     with pytest.raises(TournamentError, match="already played as game first"):
         database.save_game(scheduled_record("second", entry))
     assert [g.game_id for g in database.list_games()] == ["first"]
+
+
+def test_a_worker_whose_lease_passed_on_cannot_store_a_second_copy(
+        database_url: str) -> None:
+    """Two claims of one entry (the first lease expires, a second worker claims it), both
+    workers store their game at the same moment from their own connections: exactly one
+    game is stored, and the other gets AlreadyPlayedError naming the stored game."""
+    first, second = Database.connect(database_url), Database.connect(database_url)
+    tid = first.create_tournament({"rules": "grid5"})
+    first.schedule(tid, two_pairs())
+    a = first.claim(tid, "worker-a", lease_s=60)
+    assert a is not None and a.schedule_id is not None
+    assert first.renew(a.schedule_id, "worker-a", lease_s=-1)  # a's node stalls: expired
+    b = second.claim(tid, "worker-b", lease_s=60)
+    assert b is not None and b.schedule_id == a.schedule_id
+    assert not first.renew(a.schedule_id, "worker-a", lease_s=60)  # a lost it for good
+    start = threading.Barrier(2)
+    outcomes: dict[str, object] = {}
+
+    def store(db: Database, game_id: str, entry: ScheduledGame) -> None:
+        start.wait()
+        try:
+            outcomes[game_id] = db.save_game(scheduled_record(game_id, entry))
+        except Exception as exc:  # the loser's outcome, checked below
+            outcomes[game_id] = exc
+
+    threads = [threading.Thread(target=store, args=(first, "by-a", a)),
+               threading.Thread(target=store, args=(second, "by-b", b))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    winner = [g for g, outcome in outcomes.items() if outcome is True]
+    losers = [outcome for outcome in outcomes.values() if outcome is not True]
+    assert len(winner) == 1 and len(losers) == 1, outcomes
+    assert isinstance(losers[0], AlreadyPlayedError)
+    assert f"was already played as game {winner[0]}" in str(losers[0])
+    assert [g.game_id for g in first.list_games()] == winner
+    assert [e.index for e in first.pending(tid)] == [1, 2, 3]
+    # The storer that lost retrying (a server's retry) is refused the same way.
+    loser_id = "by-a" if winner == ["by-b"] else "by-b"
+    with pytest.raises(AlreadyPlayedError):
+        first.save_game(scheduled_record(loser_id, a))
+    assert count(first, "games") == 1
+    first.close()
+    second.close()
 
 
 def test_results_carry_pairs_and_schedule_players(database: Database) -> None:

@@ -7,11 +7,10 @@ import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-import pytest
 
 from bots.dqn.agent import DqnConfig
 from bots.dqn.bot import load_model
@@ -50,25 +49,14 @@ def test_an_actor_plays_the_seeded_games_and_returns_their_transitions() -> None
 
 
 if HAVE_RAY or os.environ.get("CI") == "true":
-    import ray
-
     from bots.dqn.cluster import train_on_cluster
 
-    @pytest.fixture(scope="module")
-    def ray_local() -> Iterator[None]:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 configure_logging=False)
-        try:
-            yield
-        finally:
-            ray.shutdown()
-
-    def test_two_actors_feed_the_learner_which_trains_and_saves(ray_local: None,
+    def test_two_actors_feed_the_learner_which_trains_and_saves(ray_local: Any,
                                                                  tmp_path: Path) -> None:
         trainer = Trainer(_spec(16, eval_every=8, eval_games=2))
         before = export_params(trainer.agent.net)
         seen: list[int] = []
-        stats, refreshes = train_on_cluster(trainer, ray, actors=2, refresh_steps=5,
+        stats, refreshes = train_on_cluster(trainer, ray_local, actors=2, refresh_steps=5,
                                             on_game=lambda s: seen.append(s.games),
                                             checkpoint=tmp_path / "run.ckpt.pt")
         assert stats.games == 16 and seen == list(range(1, 17))

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from db.engine import parse_url
-from db.errors import DatabaseError
+from db.errors import AlreadyPlayedError, DatabaseError
 from db.records import ScheduledGame
 from db.store import Database
 from protocol import ErrorCode
@@ -119,6 +119,8 @@ class ClaimingRunner(TournamentRunner):
             raise ClusterError("the lease must be longer than 0 seconds")
         self.owner = owner
         self.lease_s = lease_s
+        #: Games this worker played that another worker had stored first (dropped).
+        self.duplicates = 0
 
     async def run(self) -> Progress:
         """Claim and play games until none is left to claim or wait for."""
@@ -159,14 +161,17 @@ class ClaimingRunner(TournamentRunner):
         instance = self.pool.instances[0] if self.pool is not None else None
         try:
             outcome = await self._play(admin, entry, instance)
-        except AdminError as exc:
+        except (AdminError, AlreadyPlayedError) as exc:
             # Stored by someone else while we played it (our lease had expired, e.g. this
             # node stalled): the store refused the duplicate; the entry counts once.
-            if exc.code is ErrorCode.STORE_FAILED and not any(
-                    e.schedule_id == entry.schedule_id
-                    for e in await asyncio.to_thread(self.db.pending, self.tournament_id)):
-                log.warning("worker %s: game %d was stored by another worker; ours is "
-                            "dropped", self.owner, entry.index)
+            if isinstance(exc, AlreadyPlayedError) or (
+                    exc.code is ErrorCode.STORE_FAILED and not any(
+                        e.schedule_id == entry.schedule_id for e in
+                        await asyncio.to_thread(self.db.pending, self.tournament_id))):
+                log.warning("worker %s: game %d was stored by another worker (its lease "
+                            "had passed to it); ours is dropped: %s", self.owner,
+                            entry.index, exc)
+                self.duplicates += 1
                 await asyncio.to_thread(self.db.release, _sid(entry), self.owner)
                 return
             raise
@@ -223,7 +228,8 @@ class Worker:
             progress = asyncio.run(runner.run())
         finally:
             db.close()
-        return {"played": progress.played_now, "aborted": progress.aborted}
+        return {"played": progress.played_now, "aborted": progress.aborted,
+                "duplicates": runner.duplicates}
 
 
 @dataclass
@@ -235,6 +241,8 @@ class ClusterReport:
     cpus_per_game: int
     #: Workers that died (killed, node lost) and were replaced.
     lost: int = 0
+    #: Games played twice (a worker's lease expired) whose second copy was dropped.
+    duplicates: int = 0
 
 
 class ClusterRun:
@@ -335,6 +343,7 @@ class ClusterRun:
                     try:
                         counts = ray.get(ref)
                         progress.aborted += int(counts.get("aborted", 0))
+                        report.duplicates += int(counts.get("duplicates", 0))
                     except ray.exceptions.RayActorError:
                         report.lost += 1
                         log.warning("a cluster worker died; its game returns to the "
