@@ -5,9 +5,16 @@
     .venv/bin/python bench/dqn.py graph --rules dash --games 200
     .venv/bin/python bench/dqn.py matrix --games 200
     .venv/bin/python bench/dqn.py weights      # table of the shipped weights files
+    .venv/bin/python bench/dqn.py grid5 --games 10000 --cluster auto --jobs 64
 
 Search bots run with small fixed budgets (alphabeta depth=2, mcts iterations=200) so the
 numbers do not depend on the machine's speed.
+
+``--cluster ADDRESS`` (``auto``, ``ray://HOST:PORT``, ``local[:N]``; the cluster extra) splits
+each pairing's seed range into ``--jobs`` contiguous chunks (default: 4 per CPU of a local
+instance, else 64), plays each chunk as a one-CPU Ray task and adds the chunks' counts up:
+game ``i`` has seed ``seed + i`` wherever it runs, and bots are reseeded every game, so the
+wins, mean moves and terminations equal a run on one machine (only the seconds differ).
 """
 
 from __future__ import annotations
@@ -17,11 +24,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from bots.arena import play_many, wilson_interval
+from bots.arena import Summary, merge_summaries, play_many, wilson_interval
 from bots.base import Bot
 from bots.registry import make_bot
 from bots.spec import parse_spec, split_spec_list
-from game import Move, View, load_ruleset
+from game import Move, View, YardError, load_ruleset
 
 BUDGETS: dict[str, dict[str, Any]] = {
     "alphabeta": {"depth": 2, "time": 0.0},
@@ -35,9 +42,29 @@ def bot(spec: str, seed: int = 1) -> Bot:
     return make_bot(parsed.ref, seed, {**BUDGETS.get(parsed.ref, {}), **parsed.option_dict()})
 
 
+#: ``--cluster`` address (None: play here) and how many seed chunks each pairing gets.
+CLUSTER: dict[str, Any] = {"address": None, "jobs": 0}
+
+
+def chunk(part: tuple[str, str, str, int, int]) -> Summary:
+    """Games ``first .. first + count - 1`` of one pairing (a ``--cluster`` Ray task)."""
+    rules, mrx, det, first, count = part
+    return play_many(rules, bot(mrx), [bot(det)], count, first)
+
+
 def rate(rules: str, mrx: str, det: str, games: int, seed: int) -> dict[str, Any]:
     """Mister X's win rate (and interval) for one pairing."""
-    s = play_many(rules, bot(mrx), [bot(det)], games, seed)
+    address = CLUSTER["address"]
+    if address is None:
+        s = play_many(rules, bot(mrx), [bot(det)], games, seed)
+    else:
+        from on_cluster import map_on_cluster, seed_chunks
+
+        started = time.perf_counter()
+        parts = [(rules, mrx, det, first, count)
+                 for first, count in seed_chunks(seed, games, CLUSTER["jobs"])]
+        s = merge_summaries(map_on_cluster(address, chunk, parts),
+                            seconds=time.perf_counter() - started)
     lo, hi = wilson_interval(s.mrx_wins, games)
     return {"rules": rules, "mrx": mrx, "detectives": det, "games": games,
             "mrx_win": s.mrx_wins / games, "ci95": (lo, hi), "seconds": s.seconds}
@@ -155,9 +182,27 @@ def main() -> None:
     parser.add_argument("--rules", default="dash", help="graph ruleset (graph benchmark)")
     parser.add_argument("--mrx", default="random,run2", help="Mister X bot specs (graph)")
     parser.add_argument("--detectives", default="random,rush", help="detective bot specs (graph)")
+    parser.add_argument("--cluster", default=None, metavar="ADDRESS",
+                        help="play each pairing's seed chunks on Ray: auto, ray://HOST:PORT "
+                             "or local[:N] (grid5, graph, matrix)")
+    parser.add_argument("--jobs", type=int, default=0,
+                        help="with --cluster: seed chunks per pairing (default: 4 per CPU "
+                             "of local:N, else 64)")
     args = parser.parse_args()
-    {"speed": speed, "grid5": grid5, "graph": graph, "matrix": matrix,
-     "weights": weights}[args.which](args)
+    from on_cluster import local_cpus, session
+
+    if args.cluster is not None:
+        if args.which in ("speed", "weights"):
+            parser.error(f"--cluster: {args.which} runs on one machine")
+        try:
+            cpus = local_cpus(args.cluster)
+        except YardError as exc:
+            parser.error(str(exc))
+        CLUSTER.update(address=args.cluster, jobs=args.jobs or (4 * cpus if cpus else 64))
+
+    with session(args.cluster):
+        {"speed": speed, "grid5": grid5, "graph": graph, "matrix": matrix,
+         "weights": weights}[args.which](args)
 
 
 if __name__ == "__main__":

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 from typing import Any
 
 from bots.arena import play_game, wilson_interval
 from bots.base import Bot
 from bots.registry import bot_from_spec
-from game import Winner, load_ruleset
+from game import Winner, YardError, load_ruleset
 
 
 def make(spec: str, seed: int) -> Bot:
@@ -80,21 +78,9 @@ def run(rules_name: str, a: str, b: str, pairs: int, seed: int, jobs: int,
 def _on_cluster(address: str, parts: list[tuple[str, str, str, list[int]]]
                 ) -> list[list[tuple[bool, bool, int]]]:
     """Each chunk as a one-CPU Ray task (``auto``, ``ray://HOST:PORT`` or ``local[:N]``)."""
-    # bench/server.py would shadow the server package: drop this directory from the path.
-    here = Path(__file__).parent.resolve()
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
-    from server.tournament.cluster import import_ray, parse_cluster
+    from on_cluster import map_on_cluster
 
-    where = parse_cluster(address)
-    ray = import_ray()
-    ray.init(include_dashboard=False, log_to_driver=False, **(
-        {"num_cpus": where.local_cpus} if where.local else {"address": where.address}))
-    try:
-        task = ray.remote(num_cpus=1)(_chunk)
-        out: list[list[tuple[bool, bool, int]]] = ray.get([task.remote(p) for p in parts])
-        return out
-    finally:
-        ray.shutdown()
+    return map_on_cluster(address, _chunk, parts)
 
 
 def main() -> None:
@@ -110,6 +96,13 @@ def main() -> None:
     parser.add_argument("--cluster", default=None,
                         help="run the chunks on Ray: auto, ray://HOST:PORT or local[:N]")
     args = parser.parse_args()
+    if args.cluster is not None:
+        from on_cluster import local_cpus
+
+        try:
+            local_cpus(args.cluster)
+        except YardError as exc:
+            parser.error(str(exc))
     print(json.dumps(run(args.rules, args.a, args.b, args.pairs, args.seed, args.jobs,
                          args.cluster)), flush=True)
 

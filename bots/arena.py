@@ -113,6 +113,21 @@ class Summary:
                 "terminations": self.terminations}
 
 
+def merge_summaries(parts: Sequence[Summary], seconds: float | None = None) -> Summary:
+    """One summary of games played in chunks over disjoint seed ranges (benchmarks split
+    on processes or a cluster): counts and terminations add up, mean moves is weighted by
+    games; ``seconds`` is the wall time (default: the chunks' seconds added up)."""
+    games = sum(p.games for p in parts)
+    reasons: dict[str, int] = {}
+    for part in parts:
+        for key, n in part.terminations.items():
+            reasons[key] = reasons.get(key, 0) + n
+    moves = sum(p.mean_moves * p.games for p in parts)
+    return Summary(games, sum(p.mrx_wins for p in parts),
+                   sum(p.detective_wins for p in parts), moves / games if games else 0.0,
+                   sum(p.seconds for p in parts) if seconds is None else seconds, reasons)
+
+
 def play_many(rules: Ruleset | str, mrx: Bot, detectives: Sequence[Bot], games: int,
               seed: int = 0, progress: Callable[[int, GameResult], None] | None = None
               ) -> Summary:
@@ -136,5 +151,5 @@ def play_many(rules: Ruleset | str, mrx: Bot, detectives: Sequence[Bot], games: 
                    reasons)
 
 
-__all__ = ["MRX", "GameResult", "Summary", "bot_seed", "play_game", "play_many", "seat_bots",
-           "wilson_interval"]
+__all__ = ["MRX", "GameResult", "Summary", "bot_seed", "merge_summaries", "play_game",
+           "play_many", "seat_bots", "wilson_interval"]

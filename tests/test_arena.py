@@ -6,8 +6,16 @@ from collections.abc import Sequence
 
 import pytest
 
-from bots.arena import bot_seed, play_game, play_many, seat_bots, wilson_interval
+from bots.arena import (
+    bot_seed,
+    merge_summaries,
+    play_game,
+    play_many,
+    seat_bots,
+    wilson_interval,
+)
 from bots.base import Bot, BotRoleError
+from bots.registry import make_bot
 from bots.simple import RandomBot, RunBot, RushBot
 from game import Move, Outcome, Ruleset, Termination, View, Winner, new_game
 
@@ -103,3 +111,20 @@ def test_wilson_interval() -> None:
     assert wilson_interval(0, 10)[0] == 0.0
     assert wilson_interval(10, 10)[1] == pytest.approx(1.0)
     assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize(("mrx", "det"), [("random", "greedy"), ("run2", "dqn")])
+def test_chunks_over_disjoint_seeds_merge_into_the_one_run_summary(mrx: str, det: str) -> None:
+    """What bench/dqn.py --cluster relies on: each chunk (fresh bots, as on a Ray worker)
+    plays seeds first..first+n-1; the merged counts equal one run over all the seeds."""
+    whole = play_many("grid5", make_bot(mrx, 1), [make_bot(det, 1)], games=13, seed=40)
+    parts = [play_many("grid5", make_bot(mrx, 1), [make_bot(det, 1)], games=n, seed=first)
+             for first, n in ((40, 5), (45, 4), (49, 4))]
+    merged = merge_summaries(parts, seconds=2.0)
+    assert (merged.games, merged.mrx_wins, merged.detective_wins) == \
+        (whole.games, whole.mrx_wins, whole.detective_wins)
+    assert merged.terminations == whole.terminations
+    assert merged.mean_moves == pytest.approx(whole.mean_moves)
+    assert merged.seconds == 2.0 and merge_summaries(parts).seconds == sum(
+        p.seconds for p in parts)
+    assert whole.mrx_wins + whole.detective_wins > 0

@@ -74,6 +74,32 @@ if HAVE_RAY or os.environ.get("CI") == "true":
         assert (tmp_path / "run.ckpt.pt").exists()
 
 
+def test_bench_dqn_on_a_cluster_merges_its_seed_chunks_into_the_one_machine_numbers(
+) -> None:
+    """bench/dqn.py --cluster local:2 --jobs 4: every pairing's seed range split into 4 Ray
+    tasks; the printed rates and intervals equal the run without --cluster."""
+    if not HAVE_RAY:
+        assert os.environ.get("CI") != "true", "CI must install the cluster extra"
+        return
+    bench = Path(__file__).parents[1] / "bench" / "dqn.py"
+    args = [sys.executable, str(bench), "graph", "--rules", "grid5", "--mrx", "random",
+            "--detectives", "rush", "--games", "10", "--seed", "7"]
+
+    def rows(extra: list[str]) -> list[str]:
+        done = subprocess.run([*args, *extra], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        # Drop the timing "(Ns)": the only part that may differ.
+        return [line.rsplit("(", 1)[0] for line in done.stdout.splitlines()
+                if line.startswith("grid5")]
+
+    here = rows([])
+    assert len(here) == 5 and "games=   10" in here[0]
+    assert rows(["--cluster", "local:2", "--jobs", "4"]) == here
+    done = subprocess.run([*args, "--cluster", "nowhere"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and "expected auto, ray://HOST:PORT" in done.stderr
+
+
 def test_cli_trains_with_two_local_actors_and_writes_loadable_weights(tmp_path: Path) -> None:
     if not HAVE_RAY:
         assert os.environ.get("CI") != "true", "CI must install the cluster extra"

@@ -165,23 +165,17 @@ def dqn(rules_name: str, role: str, opponents: str, partner: str | None, games: 
 def _run_cluster(trainer: Trainer, ckpt: Path, quiet: bool, cluster_text: str,
                  actors: int | None, refresh_steps: int) -> TrainStats:
     from bots.dqn.cluster import train_on_cluster
-    from server.tournament.cluster import ClusterError, import_ray, parse_cluster
+    from server.tournament.cluster import ClusterError, import_ray, init_ray, parse_cluster
 
     try:
         cluster = parse_cluster(cluster_text)
     except ClusterError as exc:
         raise click.BadParameter(str(exc), param_hint="--cluster") from None
     ray = import_ray()
-    options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-    if cluster.local:
-        options["num_cpus"] = cluster.local_cpus
-    else:
-        options["address"] = cluster.address
     try:
-        ray.init(**options)
-    except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
-        raise TrainingError(f"--cluster {cluster_text}: cannot start or reach Ray: "
-                            f"{str(exc).splitlines()[0] if str(exc) else exc!r}") from None
+        init_ray(ray, cluster)
+    except ClusterError as exc:
+        raise TrainingError(str(exc)) from None
     try:
         count = actors or max(1, int(ray.cluster_resources().get("CPU", 2)) - 1)
 

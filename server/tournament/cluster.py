@@ -28,10 +28,10 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from db.engine import parse_url
 from db.errors import AlreadyPlayedError, DatabaseError
@@ -47,6 +47,9 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE_S = 30.0
 #: How often an idle worker looks again for games that others hold.
 IDLE_POLL_S = 0.5
+
+Part = TypeVar("Part")
+Result = TypeVar("Result")
 
 
 class ClusterError(TournamentRunError):
@@ -93,6 +96,41 @@ def import_ray() -> Any:
     except ImportError:
         raise ClusterError("--cluster needs Ray: pip install -e '.[cluster]'") from None
     return ray
+
+
+def init_ray(ray: Any, cluster: ClusterAddress) -> None:
+    """``ray.init`` for ``cluster``: a local instance with its CPUs, or the cluster at its
+    address; :class:`ClusterError` with Ray's first line when that fails."""
+    options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                               "configure_logging": False}
+    if cluster.local:
+        options["num_cpus"] = cluster.local_cpus
+    else:
+        options["address"] = cluster.address
+    try:
+        ray.init(**options)
+    except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
+        raise ClusterError(f"--cluster {cluster.text}: cannot start or reach Ray: "
+                           f"{str(exc).splitlines()[0] if str(exc) else exc!r}") from None
+
+
+def map_on_cluster(address: str, fn: Callable[[Part], Result], parts: Sequence[Part], *,
+                   cpus: int = 1) -> list[Result]:
+    """``[fn(part) for part in parts]``, each call a Ray task that needs ``cpus`` CPUs, on
+    the cluster at ``address`` (a ``--cluster`` value); results in the order of ``parts``.
+    Starts Ray for the call (and stops it after) unless it is already initialised.
+    Long benchmarks split their seed ranges into ``parts`` with this."""
+    ray = import_ray()
+    own = not ray.is_initialized()
+    if own:
+        init_ray(ray, parse_cluster(address))
+    try:
+        task = ray.remote(num_cpus=cpus)(fn)
+        results: list[Result] = ray.get([task.remote(part) for part in parts])
+        return results
+    finally:
+        if own:
+            ray.shutdown()
 
 
 def check_database(db_url: str, cluster: ClusterAddress, nodes: int) -> None:
@@ -282,7 +320,7 @@ class ClusterRun:
         ray = import_ray()
         own = not ray.is_initialized()
         if own:
-            self._init(ray)
+            init_ray(ray, self.cluster)
         try:
             nodes = [n for n in ray.nodes() if n.get("Alive")]
             check_database(self.db_url, self.cluster, len(nodes))
@@ -298,19 +336,6 @@ class ClusterRun:
         finally:
             if own:
                 ray.shutdown()
-
-    def _init(self, ray: Any) -> None:
-        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                   "configure_logging": False}
-        if self.cluster.local:
-            options["num_cpus"] = self.cluster.local_cpus
-        else:
-            options["address"] = self.cluster.address
-        try:
-            ray.init(**options)
-        except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
-            raise ClusterError(f"--cluster {self.cluster.text}: cannot start or reach Ray: "
-                               f"{str(exc).splitlines()[0] if str(exc) else exc!r}") from None
 
     def _drive(self, ray: Any, cpus: int, count: int) -> ClusterReport:
         db, tid = self.db, self.tournament_id
