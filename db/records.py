@@ -1,8 +1,10 @@
 """Plain records of finished games, shared by the server (writer), the database layer
 (storage) and the ratings and replay code (readers). No SQLAlchemy here.
 
-A :class:`GameRecord` holds the truth (start position, every move, Mister X's path) and
-what each seat was sent (``transcripts``), so any game can be replayed from any seat.
+A :class:`GameRecord` holds the truth (start position, every move, Mister X's path) and,
+for a game the server refereed, its :class:`MatchLog`: what happened, compactly, from which
+:mod:`server.transcript` rebuilds every message each seat and the spectators were sent.
+Records stored before the log existed carry those messages themselves (``transcripts``).
 """
 
 from __future__ import annotations
@@ -49,8 +51,57 @@ class TurnRecord:
 
 
 @dataclass
+class MatchLog:
+    """What a refereed game's outputs are a function of, beside the record's ruleset, seed,
+    game id and seat names (see :mod:`server.match`).
+
+    ``holders``: the seats each connection (session) held, in the order the match saw them
+    (``[[0], [1, 2, 3, 4, 5]]``: one bot played Mister X, another every detective); no
+    session ids. ``move_s``/``bank_s``, ``on_timeout``/``max_illegal`` and ``grace_s``: the
+    game's time control, fault policy and resume grace period.
+
+    ``events``: every call that changed the game, in order. Times are whole microseconds
+    since the start, given as ``dt``, the time since the previous event. A move sent by the
+    holder of the seat to move for the current turn (with no ``seat`` or the right one) is
+    the string ``"<dt> <move text as received>"``; every other event is a dict with ``dt``
+    and ``kind``: ``move`` (``h``: holder index, ``turn``, ``move``, ``seat`` as sent),
+    ``tick`` (a deadline passed: timeout or resume grace), ``detach``/``attach`` (``h``
+    lost / got back its connection), ``forfeit`` (``h``, ``termination``, ``detail``: a
+    protocol violation) and ``abort`` (``detail``). Reported search effort is not logged
+    (accepted moves keep it in their :class:`TurnRecord`).
+    """
+
+    holders: list[list[int]]
+    move_s: float
+    bank_s: float
+    on_timeout: str
+    max_illegal: int
+    grace_s: float
+    events: list[str | dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (stored in the game record)."""
+        return {"holders": self.holders, "move_s": self.move_s, "bank_s": self.bank_s,
+                "on_timeout": self.on_timeout, "max_illegal": self.max_illegal,
+                "grace_s": self.grace_s, "events": self.events}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MatchLog:
+        """Inverse of :meth:`to_dict` (``KeyError``/``TypeError`` on a malformed one)."""
+        return cls([list(h) for h in data["holders"]], data["move_s"], data["bank_s"],
+                   data["on_timeout"], data["max_illegal"], data["grace_s"],
+                   list(data["events"]))
+
+
+@dataclass
 class GameRecord:
-    """A finished game, written to the database in one transaction."""
+    """A finished game, written to the database in one transaction.
+
+    ``log``: how the server refereed it (``None`` for games not played through the server,
+    such as imports and in-process games). ``transcripts``: the messages each seat was
+    sent, only in records stored before logs existed; use
+    :func:`server.transcript.transcripts` to get them for any record.
+    """
 
     game_id: str
     ruleset: str
@@ -67,6 +118,7 @@ class GameRecord:
     tournament_id: str | None = None
     schedule_id: int | None = None
     transcripts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    log: MatchLog | None = None
 
     @property
     def mrx_player(self) -> str:

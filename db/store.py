@@ -51,6 +51,7 @@ from db.records import (
     ScheduledGame,
     SeatRecord,
     TournamentInfo,
+    TurnRecord,
 )
 from game import Outcome, Termination, Winner, new_game, seat_name, to_text
 
@@ -274,7 +275,12 @@ class Database:
             row = session.get(GameRecordRow, game_id)
             if row is None:
                 raise GameNotFoundError(f"no game {game_id!r} in database {self.url}")
-            return record_from_dict(row.record)
+            data = row.record
+            if isinstance(data, dict) and "turns" not in data:  # format 2: from the table
+                rows = session.scalars(sa.select(TurnRow).where(
+                    TurnRow.game_id == game_id).order_by(TurnRow.turn_index))
+                return record_from_dict(data, [_turn(t) for t in rows])
+            return record_from_dict(data)
 
     def list_games(self, ruleset: str | None = None, tournament_id: str | None = None,
                    limit: int | None = None) -> list[GameSummary]:
@@ -628,6 +634,11 @@ def _add_turns(session: Session, record: GameRecord) -> None:
              "move": t.move, "time_used": t.time_used, "fault": t.fault, "detail": t.detail,
              "playouts": t.playouts, "nodes": t.nodes, "depth": t.depth}
             for t in record.turns])
+
+
+def _turn(row: TurnRow) -> TurnRecord:
+    return TurnRecord(row.turn_index, row.seat, row.move, row.time_used, row.fault,
+                      row.detail, row.playouts, row.nodes, row.depth)
 
 
 def _filtered(query: Any, ruleset: str | None, tournament_id: str | None) -> Any:

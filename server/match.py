@@ -16,12 +16,20 @@ Fault policy lives here, in one place:
 Hidden information: every message is built from ``state.view(seat)`` (Mister X's view only
 for his own holder) or from the detectives' view; error texts and orders never depend on
 Mister X's station.
+
+Recording: a match keeps no copy of what it sent. Time inside a match is whole microseconds
+since :meth:`Match.start` (``now`` rounded up), and every call that changes the game is
+logged as an event (:class:`db.records.MatchLog`: the move text as received, ticks that did
+something, detach/attach, forfeits, aborts). The outputs are a pure function of the spec and
+those events, so :mod:`server.transcript` re-runs a fresh match on the log and gets every
+message exactly as it was sent.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,7 +37,7 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
-from db.records import GameRecord, SeatRecord, TurnRecord
+from db.records import GameRecord, MatchLog, SeatRecord, TurnRecord
 from game import MRX, Move, Outcome, Ruleset, State, Termination, new_game, seat_name, to_text
 from game.errors import MoveParseError
 from protocol import (
@@ -48,7 +56,6 @@ from protocol import (
     Update,
     Watching,
     YourTurn,
-    to_json,
 )
 
 log = logging.getLogger(__name__)
@@ -58,6 +65,9 @@ PUBLIC = None
 
 Recipient = str | None
 Outputs = list[tuple[Recipient, Message]]
+
+US = 1_000_000
+"""Clock ticks per second inside a match (whole microseconds)."""
 
 
 class Fault(Enum):
@@ -108,12 +118,12 @@ def side_seed(game_seed: int, seat: int) -> int:
 
 @dataclass
 class _Turn:
-    """The turn in progress."""
+    """The turn in progress (times in microseconds since the start)."""
 
     number: int
     seat: int
-    started: float
-    deadline: float
+    started: int
+    deadline: int
     faults: list[str] = field(default_factory=list)
     illegal: int = 0
 
@@ -132,14 +142,21 @@ class Match:
                              f"{self.state.n_detectives + 1} seats")
         self._wall = wall or (lambda t: datetime.fromtimestamp(t, UTC))
         self._rng = random.Random(spec.seed)
-        self.bank = [spec.time_control.bank_s] * len(spec.players)
+        self._move_us = round(spec.time_control.move_s * US)
+        self._grace_us = round(spec.grace_s * US)
+        #: Bank left per seat, in microseconds.
+        self.bank = [round(spec.time_control.bank_s * US)] * len(spec.players)
         self.turn: _Turn | None = None
         self.turns: list[TurnRecord] = []
-        self.transcripts: dict[str, list[dict[str, Any]]] = {}
-        self.detached: dict[str, float] = {}
+        #: Sessions without a connection, and since when (microseconds since the start).
+        self.detached: dict[str, int] = {}
         self.outcome: Outcome | None = None
         self.record: GameRecord | None = None
-        self._started_at = 0.0
+        #: What changed the game, in order (see :class:`db.records.MatchLog`).
+        self.events: list[str | dict[str, Any]] = []
+        self._holder = {session: i for i, session in enumerate(self.sessions())}
+        self._t0: float | None = None  # ``now`` of the start, in the caller's seconds
+        self._last_us = 0  # time of the last logged event
         self._turn_counter = 0
 
     # ------------------------------------------------------------------ queries
@@ -159,17 +176,18 @@ class Match:
 
     def next_deadline(self) -> float | None:
         """The earliest time :meth:`tick` has something to do, or ``None``."""
-        if self.finished:
+        if self.finished or self._t0 is None:
             return None
-        times = [t + self.spec.grace_s for t in self.detached.values()]
+        times = [t + self._grace_us for t in self.detached.values()]
         if self.turn is not None:
             times.append(self.turn.deadline)
-        return min(times) if times else None
+        return self._t0 + min(times) / US if times else None
 
-    def watching(self) -> Watching:
-        """A spectator's snapshot: detectives' perspective only."""
+    def watching(self, state: State | None = None) -> Watching:
+        """A spectator's snapshot (of the current state, or ``state``): detectives'
+        perspective only."""
         return Watching(self.game_id, self.spec.rules.definition(), self._players(),
-                        self.state.view(None).to_dict())
+                        (state or self.state).view(None).to_dict())
 
     # ------------------------------------------------------------------ life cycle
 
@@ -180,64 +198,172 @@ class Match:
         ruleset) ends at once with its rule termination: no ``your_turn`` is sent, since
         its ``legal`` list would be empty.
         """
-        self._started_at = now
+        self._t0 = now
         out: Outputs = []
         for session in self.sessions():
             out += self._game_starts(session)
         log.info("game %s started: %s", self.game_id, self._players())
         if self.state.outcome is not None:
-            return out + self._finish(self.state.outcome, now, None, None)
-        return out + self._begin_turn(now)
+            return out + self._finish(self.state.outcome, 0, None, None)
+        return out + self._begin_turn(0)
 
     def tick(self, now: float) -> Outputs:
         """Apply clock and disconnect policies due at ``now``."""
         if self.finished:
             return []
-        for session, since in sorted(self.detached.items(), key=lambda kv: kv[1]):
-            if now >= since + self.spec.grace_s:
-                return self.forfeit_session(session, Termination.DISCONNECTED, now,
-                                            "no resume within the grace period")
-        if self.turn is not None and now >= self.turn.deadline:
-            return self._timeout(now)
-        return []
+        us = self._us(now)
+        if not self._due(us):  # a tick with nothing due changes nothing: not logged
+            return []
+        self._log(us, {"kind": "tick"})
+        return self._tick(us)
 
     def abort(self, now: float, detail: str = "server shutting down") -> Outputs:
         """End the game without a winner (``aborted``)."""
         if self.finished:
             return []
-        return self._finish(Outcome(None, Termination.ABORTED), now, Fault.ABORTED, detail)
+        us = self._us(now)
+        self._log(us, {"kind": "abort", "detail": detail})
+        return self._abort(us, detail)
 
     def detach(self, session: str, now: float) -> Outputs:
         """``session`` lost its connection; its grace period starts."""
-        if not self.finished and session in self.sessions():
-            self.detached.setdefault(session, now)
+        if not self.finished and session in self._holder and session not in self.detached:
+            us = self._us(now)
+            self._log(us, {"kind": "detach", "h": self._holder[session]})
+            self._detach(session, us)
         return []
 
     def attach(self, session: str, now: float) -> Outputs:
         """``session`` resumed: it gets its ``game_start`` again and any pending turn."""
-        self.detached.pop(session, None)
-        if self.finished:
+        if self.finished or session not in self._holder:
+            self.detached.pop(session, None)
             return []
-        out = self._game_starts(session)
-        if self.turn is not None and self.spec.players[self.turn.seat].session == session:
-            out.append((session, self._your_turn(self.turn, now)))
-        return out
+        us = self._us(now)
+        self._log(us, {"kind": "attach", "h": self._holder[session]})
+        return self._attach(session, us)
 
     def forfeit_session(self, session: str, termination: Termination, now: float,
                         detail: str) -> Outputs:
         """``session`` loses the game (its seat to move, else its first seat)."""
-        seats = self.seats_of(session)
-        if self.finished or not seats:
+        if self.finished or session not in self._holder:
             return []
+        us = self._us(now)
+        self._log(us, {"kind": "forfeit", "h": self._holder[session],
+                       "termination": termination.value, "detail": detail})
+        return self._forfeit(session, termination, us, detail)
+
+    # ------------------------------------------------------------------ events
+
+    def _us(self, now: float) -> int:
+        """``now`` as whole microseconds since the start, rounded up (a deadline due at
+        ``now`` is never missed) and never before the last logged event."""
+        if self._t0 is None:
+            return self._last_us
+        return max(self._last_us, math.ceil((now - self._t0) * US))
+
+    def _log(self, us: int, event: str | dict[str, Any]) -> None:
+        """Log an event at ``us``: a plain move as ``"<dt> <move text>"``, anything else as
+        a dict; ``dt`` is microseconds since the previous event."""
+        dt = us - self._last_us
+        self._last_us = us
+        if isinstance(event, str):
+            self.events.append(f"{dt} {event}")
+        else:
+            self.events.append({"dt": dt, **event})
+
+    def replay(self, event: str | dict[str, Any], sessions: list[str]) -> Outputs:
+        """Apply one logged event (from :class:`db.records.MatchLog`) with the session ids
+        ``sessions`` standing for the holders; used by :mod:`server.transcript`.
+
+        Raises :class:`ValueError` for an event this match cannot have logged.
+        """
+        if isinstance(event, str):
+            dt_text, _, text = event.partition(" ")
+            us = self._last_us + int(dt_text)
+            turn = self.turn
+            if turn is None:
+                raise ValueError("a plain move without a turn in progress")
+            mover = self.spec.players[turn.seat].session
+            self._log(us, text)
+            return self._handle_move(mover, MoveMsg(self.game_id, turn.number, text), us)
+        kind = event["kind"]
+        us = self._last_us + int(event["dt"])
+        holder = event.get("h")
+        session = sessions[holder] if isinstance(holder, int) else ""
+        self._log(us, {k: v for k, v in event.items() if k != "dt"})
+        if kind == "move":
+            msg = MoveMsg(self.game_id, event["turn"], event["move"], event["seat"])
+            return self._handle_move(session, msg, us)
+        if kind == "tick":
+            return self._tick(us)
+        if kind == "abort":
+            return self._abort(us, event["detail"])
+        if kind == "detach":
+            self._detach(session, us)
+            return []
+        if kind == "attach":
+            return self._attach(session, us)
+        if kind == "forfeit":
+            return self._forfeit(session, Termination(event["termination"]), us,
+                                 event["detail"])
+        raise ValueError(f"unknown event kind {kind!r}")
+
+    def _due(self, us: int) -> bool:
+        """Whether :meth:`_tick` at ``us`` has something to do."""
+        return not self.finished and (
+            any(us >= since + self._grace_us for since in self.detached.values())
+            or (self.turn is not None and us >= self.turn.deadline))
+
+    def _tick(self, us: int) -> Outputs:
+        if self.finished:
+            return []
+        for session, since in sorted(self.detached.items(), key=lambda kv: kv[1]):
+            if us >= since + self._grace_us:
+                return self._forfeit(session, Termination.DISCONNECTED, us,
+                                     "no resume within the grace period")
+        if self.turn is not None and us >= self.turn.deadline:
+            return self._timeout(us)
+        return []
+
+    def _abort(self, us: int, detail: str) -> Outputs:
+        return self._finish(Outcome(None, Termination.ABORTED), us, Fault.ABORTED, detail)
+
+    def _detach(self, session: str, us: int) -> None:
+        self.detached.setdefault(session, us)
+
+    def _attach(self, session: str, us: int) -> Outputs:
+        self.detached.pop(session, None)
+        out = self._game_starts(session)
+        if self.turn is not None and self.spec.players[self.turn.seat].session == session:
+            out.append((session, self._your_turn(self.turn, us)))
+        return out
+
+    def _forfeit(self, session: str, termination: Termination, us: int, detail: str
+                 ) -> Outputs:
+        seats = self.seats_of(session)
         seat = self.turn.seat if self.turn and self.turn.seat in seats else seats[0]
         fault = Fault(termination.value)
-        return self._finish(Outcome.forfeit(seat, termination), now, fault, detail, seat)
+        return self._finish(Outcome.forfeit(seat, termination), us, fault, detail, seat)
 
     # ------------------------------------------------------------------ moves
 
     def handle_move(self, session: str, msg: MoveMsg, now: float) -> Outputs:
         """Referee a ``move`` message from ``session``."""
-        out = self.tick(now)
+        if self.finished:
+            return [(session, self._error(ErrorCode.GAME_OVER, "the game is over"))]
+        us = self._us(now)
+        turn = self.turn
+        plain = (turn is not None and session == self.spec.players[turn.seat].session
+                 and msg.turn == turn.number and msg.seat in (None, seat_name(turn.seat)))
+        if plain:  # the usual case, logged in short: what replays the same with no seat
+            self._log(us, msg.move)
+        else:
+            self._log(us, {"kind": "move", "h": self._holder.get(session), "turn": msg.turn,
+                           "move": msg.move, "seat": msg.seat})
+        return self._handle_move(session, msg, us)
+
+    def _handle_move(self, session: str, msg: MoveMsg, now: int) -> Outputs:
+        out = self._tick(now)
         if self.finished:
             return out or [(session, self._error(ErrorCode.GAME_OVER, "the game is over"))]
         problem = self._check_turn(session, msg)
@@ -271,7 +397,7 @@ class Match:
                                f"turn {turn.number} belongs to {seat_name(turn.seat)}")
         return None
 
-    def _bad_try(self, session: str, fault: Fault, code: ErrorCode, text: str, now: float
+    def _bad_try(self, session: str, fault: Fault, code: ErrorCode, text: str, now: int
                  ) -> Outputs:
         turn = self.turn
         assert turn is not None
@@ -281,11 +407,9 @@ class Match:
             return self._finish(Outcome.forfeit(turn.seat, Termination.ILLEGAL_MOVE), now,
                                 fault, f"{turn.illegal} bad tries", turn.seat)
         left = self.spec.policy.max_illegal - turn.illegal
-        error = self._error(code, f"{text}; {left} tries left")
-        self._transcribe([turn.seat], error)
-        return [(session, error)]
+        return [(session, self._error(code, f"{text}; {left} tries left"))]
 
-    def _timeout(self, now: float) -> Outputs:
+    def _timeout(self, now: int) -> Outputs:
         turn = self.turn
         assert turn is not None
         if self.spec.policy.on_timeout is OnTimeout.RANDOM:
@@ -294,18 +418,17 @@ class Match:
         return self._finish(Outcome.forfeit(turn.seat, Termination.TIMEOUT), now,
                             Fault.TIMEOUT, "no move before the deadline", turn.seat)
 
-    def _play(self, move: Move, now: float, fault: Fault | None,
+    def _play(self, move: Move, now: int, fault: Fault | None,
               effort: Effort | None = None) -> Outputs:
         turn = self.turn
         assert turn is not None
         before = self.state
         self.state = before.apply(move)
         used = now - turn.started
-        self.bank[turn.seat] = max(0.0, self.bank[turn.seat] - max(
-            0.0, used - self.spec.time_control.move_s))
+        self.bank[turn.seat] = max(0, self.bank[turn.seat] - max(0, used - self._move_us))
         faults = [*turn.faults, *([fault.value] if fault else [])]
         reported = effort or Effort()
-        self.turns.append(TurnRecord(turn.number, turn.seat, str(move), used,
+        self.turns.append(TurnRecord(turn.number, turn.seat, str(move), used / US,
                                      fault.value if fault else _last_code(turn.faults),
                                      "; ".join(faults) or None, reported.playouts,
                                      reported.nodes, reported.depth))
@@ -327,25 +450,23 @@ class Match:
 
     # ------------------------------------------------------------------ turns
 
-    def _begin_turn(self, now: float) -> Outputs:
+    def _begin_turn(self, now: int) -> Outputs:
         # The engine gives every unfinished state a seat with a legal move, so a
         # ``your_turn`` never carries an empty ``legal`` list.
         assert self.state.outcome is None and self.state.legal_moves()
         self._turn_counter += 1
         seat = self.state.to_move
-        deadline = now + self.spec.time_control.move_s + self.bank[seat]
+        deadline = now + self._move_us + self.bank[seat]
         self.turn = _Turn(self._turn_counter, seat, now, deadline)
-        message = self._your_turn(self.turn, now)
-        self._transcribe([seat], message)
-        return [(self.spec.players[seat].session, message)]
+        return [(self.spec.players[seat].session, self._your_turn(self.turn, now))]
 
-    def _your_turn(self, turn: _Turn, now: float) -> YourTurn:
-        move_left = max(0.0, turn.started + self.spec.time_control.move_s - now)
-        bank_left = max(0.0, min(self.bank[turn.seat], turn.deadline - now))
+    def _your_turn(self, turn: _Turn, now: int) -> YourTurn:
+        move_left = max(0, turn.started + self._move_us - now)
+        bank_left = max(0, min(self.bank[turn.seat], turn.deadline - now))
         legal = [str(m) for m in self.state.legal_moves()]
         return YourTurn(self.game_id, turn.number, seat_name(turn.seat),
                         self.state.view(turn.seat).to_dict(), legal,
-                        Clock(round(move_left, 3), round(bank_left, 3)))
+                        Clock(round(move_left / US, 3), round(bank_left / US, 3)))
 
     def _game_starts(self, session: str) -> Outputs:
         held = self.seats_of(session)
@@ -356,20 +477,19 @@ class Match:
                                 [seat_name(s) for s in seats], self._players(),
                                 self.spec.time_control, self.state.view(seats[0]).to_dict(),
                                 side_seed(self.spec.seed, seats[0]))
-            self._transcribe(seats, message)
             out.append((session, message))
         return out
 
     # ------------------------------------------------------------------ ending
 
-    def _finish(self, outcome: Outcome, now: float, fault: Fault | None, detail: str | None,
+    def _finish(self, outcome: Outcome, now: int, fault: Fault | None, detail: str | None,
                 seat: int | None = None) -> Outputs:
         self.outcome = outcome
         turn = self.turn
         if fault is not None:
             index = turn.number if turn else self._turn_counter + 1
             at = seat if seat is not None else (turn.seat if turn else MRX)
-            used = now - turn.started if turn else 0.0
+            used = (now - turn.started) / US if turn else 0.0
             notes = [*(turn.faults if turn else []), f"{fault.value}: {detail}"]
             self.turns.append(TurnRecord(index, at, None, used, fault.value, "; ".join(notes)))
         self.turn = None
@@ -381,9 +501,14 @@ class Match:
         log.info("game %s over: %s", self.game_id, outcome.to_dict())
         return self._broadcast(over)
 
-    def _record(self, now: float) -> GameRecord:
+    def _record(self, now: int) -> GameRecord:
         assert self.outcome is not None
         spec = self.spec
+        t0 = self._t0 or 0.0
+        holders = [self.seats_of(s) for s in self.sessions()]
+        match_log = MatchLog(holders, spec.time_control.move_s, spec.time_control.bank_s,
+                             spec.policy.on_timeout.value, spec.policy.max_illegal,
+                             spec.grace_s, list(self.events))
         return GameRecord(
             game_id=spec.game_id, ruleset=spec.rules.name,
             ruleset_definition=spec.rules.definition(), seed=spec.seed,
@@ -392,21 +517,14 @@ class Match:
                    for i, p in enumerate(spec.players)],
             outcome=self.outcome, turns=list(self.turns),
             mrx_path=[self.start_state.mrx_station, *(s for _, s in self.state.log)],
-            started_at=self._wall(self._started_at), finished_at=self._wall(now),
+            started_at=self._wall(t0), finished_at=self._wall(t0 + now / US),
             moves=self.state.move_number, tournament_id=spec.tournament_id,
-            schedule_id=spec.schedule_id, transcripts=self.transcripts)
+            schedule_id=spec.schedule_id, log=match_log)
 
     # ------------------------------------------------------------------ helpers
 
     def _broadcast(self, message: Message) -> Outputs:
-        self._transcribe(["public"], message)
         return [*((s, message) for s in self.sessions()), (PUBLIC, message)]
-
-    def _transcribe(self, seats: list[int] | list[str], message: Message) -> None:
-        data = to_json(message)
-        for seat in seats:
-            key = seat if isinstance(seat, str) else seat_name(seat)
-            self.transcripts.setdefault(key, []).append(data)
 
     def _players(self) -> dict[str, str]:
         return {seat_name(i): p.name for i, p in enumerate(self.spec.players)}

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -25,6 +26,7 @@ from db.models import Base, GameRow
 from db.records import GameRecord, ScheduledGame, TurnRecord
 from db.store import Database
 from game import Outcome, Termination, Winner
+from server.transcript import transcripts
 
 POSTGRES_URL = os.environ.get("YARD_TEST_POSTGRES_URL")
 BACKENDS = ["sqlite", *(["postgresql"] if POSTGRES_URL else [])]
@@ -46,6 +48,18 @@ def played_record(game_id: str, seed: int = 5, rules: str = "grid5",
     record.transcripts = {"mrx": [{"type": "your_turn", "turn": 1}],
                           "d1": [{"type": "game_start", "game": game_id}]}
     return record
+
+
+def format_1(record: GameRecord) -> dict[str, Any]:
+    """``record`` in the JSON form stored before match logs (record format 1): turns and
+    per-seat transcripts inline."""
+    from db.codec import record_to_dict, turn_to_dict
+
+    data = {**record_to_dict(record), "format": 1,
+            "turns": [turn_to_dict(t) for t in record.turns],
+            "transcripts": record.transcripts}
+    data.pop("log", None)
+    return data
 
 
 @pytest.fixture(params=BACKENDS)
@@ -508,7 +522,6 @@ def test_effort_and_instances_are_stored_and_summed_per_process(database: Databa
 def test_a_version_1_database_opens_migrated_with_its_games(tmp_path: Path) -> None:
     """A database written before effort and instances were stored (schema version 1)."""
     from db import migrations
-    from db.codec import record_to_dict
 
     url = f"sqlite:///{tmp_path / 'old.db'}"
     old = played_record("g-old")
@@ -535,7 +548,7 @@ def test_a_version_1_database_opens_migrated_with_its_games(tmp_path: Path) -> N
             {"game_id": old.game_id, "turn_index": t.index, "seat": t.seat, "move": t.move,
              "time_used": t.time_used, "fault": t.fault, "detail": t.detail}
             for t in old.turns])
-        data = record_to_dict(old)
+        data = format_1(old)
         assert all("playouts" not in t for t in data["turns"])  # the version 1 form
         conn.execute(v1["game_records"].insert().values(game_id=old.game_id, record=data))
     engine.dispose()
@@ -545,6 +558,7 @@ def test_a_version_1_database_opens_migrated_with_its_games(tmp_path: Path) -> N
         assert conn.execute(sa.text("SELECT max(version) FROM schema_version")).scalar() == \
             LATEST
     assert store.load_game("g-old") == old
+    assert transcripts(store.load_game("g-old")) == old.transcripts  # stored ones
     assert [g.game_id for g in store.list_games()] == ["g-old"]
     (row,) = [r for r in store.compute() if r.bot == "random" and r.moves > 1]
     assert row.instance is None and row.playout_moves == row.node_moves == 0

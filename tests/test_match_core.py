@@ -30,6 +30,7 @@ from protocol import (
     YourTurn,
 )
 from server.core import ServerConfig
+from server.transcript import regenerate
 
 
 def setup(config: ServerConfig | None = None) -> tuple[Harness, int, int, int]:
@@ -59,7 +60,11 @@ def test_full_game_is_recorded_and_reported_to_the_admin() -> None:
     assert {s.bot_name for s in record.seats} == {"runner", "hunter"}
     over = h.last(d, GameOver)
     assert over.mrx_path == record.mrx_path and over.winner == record.outcome.winner
-    assert set(record.transcripts) >= {"mrx", "d1", "d5", "public"}
+    sent = regenerate(record)  # every message, rebuilt from the record's log
+    assert set(sent.transcripts()) >= {"mrx", "d1", "d5", "public"}
+    assert sent.seats["mrx"] == h.game_messages(x, game)
+    assert sent.seats["d1"] == sent.seats["d5"] == h.game_messages(d, game)
+    assert sent.turns == record.turns
     assert game not in h.core.matches
 
 

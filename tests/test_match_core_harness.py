@@ -4,6 +4,7 @@ tests (no tests of its own)."""
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from collections import defaultdict
 from typing import Any, TypeVar
@@ -72,6 +73,12 @@ class Harness:
         found = self.of(conn, kind)
         assert found, f"connection {conn} got no {kind.TYPE}: {self.inbox[conn]}"
         return found[-1]
+
+    def game_messages(self, conn: int, game: str) -> list[dict[str, Any]]:
+        """What ``conn`` received about ``game`` (errors naming it included), as JSON."""
+        return [json.loads(frame) for msg, frame in zip(self.inbox[conn], self.frames[conn],
+                                                        strict=True)
+                if getattr(msg, "game", None) == game or getattr(msg, "ref", None) == game]
 
     def welcome(self, conn: int) -> Welcome:
         return self.last(conn, Welcome)

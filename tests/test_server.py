@@ -21,6 +21,7 @@ from protocol import OnTimeout, Policy, StartMatch, TimeControl
 from server.admin import AdminClient, AdminError
 from server.app import MatchServer
 from server.core import ServerConfig
+from server.transcript import transcripts
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 RULE_ENDINGS = {Termination.CAUGHT, Termination.SURVIVED, Termination.CORNERED,
@@ -254,7 +255,7 @@ async def test_start_already_decided_is_stored_with_its_rule_ending(
     record = db.load_game(game)
     assert record.outcome.termination is Termination.DETECTIVES_STUCK
     assert record.turns == [] and record.ruleset == "idle"
-    sent = [m["type"] for seat in record.transcripts.values() for m in seat]
+    sent = [m["type"] for seat in transcripts(record).values() for m in seat]
     assert "game_start" in sent and "game_over" in sent and "your_turn" not in sent
     assert later.termination in RULE_ENDINGS and later.moves > 0
     for task in tasks:
