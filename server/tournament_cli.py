@@ -127,8 +127,6 @@ def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int
     (with --sprt also the test's LLR, bounds, Elo estimate and decision)."""
     cluster = _cluster(cluster_text, server_url, db_url)
     sprt = _sprt_spec(sprt_text)
-    if cluster is not None and sprt is not None:
-        raise click.UsageError("--sprt runs on one machine; drop --cluster")
     if pairs is None:
         pairs = 10 if sprt is None else DEFAULT_MAX_PAIRS
     players, options, used = resolve_players(bots, list(engines), list(bot_options))
@@ -230,8 +228,9 @@ def _play_cluster(db: Database, db_url: str, tournament_id: str, cluster: Cluste
 
     def progress_line(progress: RunProgress) -> None:
         if not as_json:
+            test = "" if progress.sprt is None else f"; {_sprt_line(progress.sprt)}"
             console.print(f"{progress.done}/{progress.total} games stored "
-                          f"({progress.rate:.2f} games/s)", highlight=False)
+                          f"({progress.rate:.2f} games/s){test}", highlight=False)
 
     run = ClusterRun(db, db_url, tournament_id, cluster, workers=workers, lease_s=lease_s,
                      child_log=child_log, on_progress=progress_line)
@@ -247,12 +246,19 @@ def _play_cluster(db: Database, db_url: str, tournament_id: str, cluster: Cluste
     if as_json:
         payload = report.to_dict()
         payload["cluster"] = {"address": cluster.text, "workers": done.workers,
-                              "cpus_per_game": done.cpus_per_game, "lost_workers": done.lost}
+                              "cpus_per_game": done.cpus_per_game, "lost_workers": done.lost,
+                              "duplicates_dropped": done.duplicates}
+        if done.progress.sprt is not None:
+            payload["sprt"] = done.progress.sprt.to_dict()
         click.echo(json.dumps(payload, indent=2))
         return
     console.print(f"{done.workers} workers ({done.cpus_per_game} CPU a game); "
                   f"{done.lost} lost and replaced", highlight=False)
     report.render(Console())
+    if done.progress.sprt is not None:
+        Console().print(done.progress.sprt.summary(), highlight=False, soft_wrap=True)
+        if done.progress.sprt.decision.final:
+            return
     if done.progress.aborted:
         console.print(f"{done.progress.aborted} games could not be played; run `yard "
                       f"tournament resume {tournament_id} --cluster {cluster.text} --db "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import logging
 import os
 import signal
@@ -25,6 +26,7 @@ import sqlalchemy as sa
 from db.models import GameRow, ScheduledGameRow
 from db.store import Database
 from game import Outcome, Termination
+from ratings.sprt import Decision, SprtSpec
 from server.engines import parse_engine
 from server.tournament.cluster import (
     ClaimingRunner,
@@ -35,6 +37,7 @@ from server.tournament.cluster import (
 )
 from server.tournament.players import resolve_players
 from server.tournament.runner import TournamentSpec, create
+from server.tournament.sprt import sprt_state, stored_sprt_state
 
 POSTGRES_URL = os.environ.get("YARD_TEST_POSTGRES_URL")
 HAVE_RAY = importlib.util.find_spec("ray") is not None
@@ -154,6 +157,64 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
             leases = conn.execute(sa.select(ScheduledGameRow.lease_owner).where(
                 ScheduledGameRow.tournament_id == tid)).scalars().all()
         assert leases == [None] * 6  # every lease released
+        db.close()
+
+    def test_an_sprt_on_two_workers_stops_early_and_a_resume_plays_nothing(
+            ray_local: Any, pg_url: str, tmp_path: Path) -> None:
+        db = Database.connect(pg_url)
+        spec = TournamentSpec(rules="grid5", bots=["greedy", "random"], pairs=30, seed=3,
+                              move_time=5.0, sprt=SprtSpec.parse("elo0=0,elo1=200").to_dict())
+        tid = create(db, spec)
+        seen: list[str] = []
+        report = ClusterRun(db, pg_url, tid, parse_cluster("local:2"), lease_s=10,
+                            child_log=tmp_path / "children.log",
+                            on_progress=lambda p: seen.append(
+                                p.sprt.decision.value if p.sprt else "none")).run()
+        state = sprt_state(db, tid)  # recomputed from every stored game
+        assert state is not None and state.decision is Decision.H1
+        assert report.progress.sprt == state and db.get_tournament(tid).finished
+        assert stored_sprt_state(db, tid) == state.to_dict()
+        assert seen and seen[-1] == "H1" and "continue" in seen  # recorded as games came
+        stored = _stored(pg_url, tid)
+        assert set(stored.values()) == {1} and len(stored) < 60  # stopped early
+        # Past the decision only the games already running (one per worker, plus what a
+        # worker claimed before it read the decision) were played.
+        assert len(stored) <= 2 * state.pairs + state.incomplete_pairs + 4
+        again = ClusterRun(db, pg_url, tid, parse_cluster("local:2"), lease_s=10,
+                           child_log=tmp_path / "children.log").run()
+        assert again.workers == 0 and again.progress.played_now == 0
+        assert again.progress.sprt == state and _stored(pg_url, tid) == stored
+        db.close()
+
+    def test_cli_resume_on_the_cluster_plays_only_what_an_interrupted_run_left(
+            pg_url: str, tmp_path: Path) -> None:
+        """The state an interrupted cluster run leaves (games stored, an aborted game parked,
+        a dead worker's lease still running, games never claimed): `yard tournament resume
+        --cluster` plays exactly the missing games, each once, and keeps the stored ones."""
+        db = Database.connect(pg_url)
+        tid = _tournament(db, "random,greedy", pairs=3)
+        entries = db.scheduled(tid)
+        for entry in entries[:2]:
+            db.record_forfeit(tid, entry, Outcome.forfeit(1, Termination.DISCONNECTED),
+                              "before", game_id=f"before-{entry.index}")
+        parked = db.claim(tid, "old-worker-1", lease_s=60)
+        dead = db.claim(tid, "old-worker-2", lease_s=3)  # died; its lease runs out soon
+        assert parked is not None and dead is not None and parked.schedule_id is not None
+        db.release(parked.schedule_id, "old-worker-1", aborted=True)
+        done = subprocess.run(
+            [*YARD, "tournament", "resume", tid, "--cluster", "local:2", "--lease-time",
+             "10", "--json", "--db", pg_url, "--log", str(tmp_path / "children.log")],
+            capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        payload = json.loads(done.stdout)
+        assert payload["cluster"]["address"] == "local:2"
+        assert payload["cluster"]["lost_workers"] == 0
+        stored = _stored(pg_url, tid)
+        assert sorted(stored) == list(range(6)) and set(stored.values()) == {1}
+        assert {g.game_id for g in db.list_games(tournament_id=tid)} >= {"before-0",
+                                                                         "before-1"}
+        assert db.load_game("before-0").outcome.termination is Termination.DISCONNECTED
+        assert db.pending(tid) == [] and db.held(tid) == 0
         db.close()
 
     def test_a_worker_killed_mid_game_loses_and_duplicates_nothing(

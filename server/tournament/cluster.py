@@ -9,7 +9,9 @@ renews the lease while the game runs and releases it when the game is stored. A 
 dies stops renewing: its lease expires and another worker claims the game. A finished game
 is stored once: the store refuses a second game for a played entry in the same transaction
 (and ``games.schedule_id`` is unique). A game whose server aborts it is parked for the rest
-of the run and played again by ``yard tournament resume``, as on one machine.
+of the run and played again by ``yard tournament resume``, as on one machine. An SPRT
+(``--sprt``) is recomputed by the driver from the shared database as games are stored; once
+it is decided, workers claim no new game (those running finish, as on one machine).
 
 Each worker declares the CPUs one game needs (the most cores one move of the tournament's
 bots uses, one for time-based bots), so Ray never runs more games on a node than it has
@@ -40,6 +42,7 @@ from db.store import Database
 from protocol import ErrorCode
 from server.admin import AdminClient, AdminError
 from server.tournament.runner import Progress, TournamentRunError, TournamentRunner
+from server.tournament.sprt import SprtMonitor, record_state
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +172,8 @@ class ClaimingRunner(TournamentRunner):
         try:
             async with contextlib.AsyncExitStack() as stack:
                 while True:
+                    if self.sprt is not None and await asyncio.to_thread(self._decided_run):
+                        break  # the SPRT is decided: no new game starts
                     entry = await asyncio.to_thread(db.claim, tid, self.owner, self.lease_s)
                     if entry is None:
                         if not await asyncio.to_thread(db.held, tid):
@@ -193,6 +198,10 @@ class ClaimingRunner(TournamentRunner):
         finally:
             await self._stop_local()
         return progress
+
+    def _decided_run(self) -> bool:
+        """Whether the driver has recorded the tournament's SPRT as decided."""
+        return self.db.get_tournament(self.tournament_id).finished
 
     async def _claimed(self, admin: AdminClient, entry: ScheduledGame,
                        progress: Progress) -> None:
@@ -312,9 +321,6 @@ class ClusterRun:
     def run(self) -> ClusterReport:
         """Start Ray (unless already initialised), the workers, and wait for them."""
         runner = TournamentRunner(self.db, self.db_url, self.tournament_id)
-        if runner.spec.sprt is not None:
-            raise ClusterError("--sprt tournaments run on one machine (the test decides "
-                               "game by game); drop --cluster")
         launches = asyncio.run(runner.launches())
         cpus = max((launch.cores for launch in launches), default=1)
         ray = import_ray()
@@ -344,6 +350,14 @@ class ClusterRun:
         start_done = progress.total - len(db.pending(tid))
         progress.done = start_done
         report = ClusterReport(progress, count, cpus)
+        # An SPRT: the driver records the test from the shared database whenever games are
+        # stored; workers stop claiming once it is decided (running games finish, as on
+        # one machine) and a decided test plays nothing.
+        sprt = SprtMonitor.load(db, tid) is not None
+        decided = self._record_sprt(progress) if sprt else False
+        if decided:
+            report.workers = 0
+            return report
         actor_class = ray.remote(Worker).options(num_cpus=cpus, max_restarts=0)
         log_path = str(self.child_log) if self.child_log else None
         running: dict[Any, Any] = {}  # play() ref -> actor
@@ -381,11 +395,13 @@ class ClusterRun:
                 if done != progress.done:
                     progress.done = done
                     progress.played_now = done - start_done
+                    if sprt:
+                        decided = self._record_sprt(progress)
                     if self.on_progress is not None:
                         self.on_progress(progress)
                 # Replace dead workers while games are left (the survivors alone would
                 # also play them, but with less capacity; with none left, nobody would).
-                left = db.claimable(tid)
+                left = 0 if decided else db.claimable(tid)
                 want = min(count - len(running), report.lost - replaced, left)
                 if left and not running:
                     want = max(want, 1)
@@ -400,4 +416,12 @@ class ClusterRun:
                     ray.kill(actor)
         progress.played_now = progress.done - start_done
         progress.started = min(progress.started, time.monotonic())
+        if sprt:
+            self._record_sprt(progress)
         return report
+
+    def _record_sprt(self, progress: Progress) -> bool:
+        """Recompute the SPRT from every stored game and record it (with ``finished``
+        once decided, which the workers read); whether it is decided."""
+        progress.sprt = record_state(self.db, self.tournament_id)
+        return progress.sprt is not None and progress.sprt.decision.final
