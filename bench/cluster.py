@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -53,13 +54,15 @@ def main() -> None:
                 spec = TournamentSpec(rules=args.rules, bots=players, bot_options=options,
                                       pairs=args.pairs, seed=1, move_time=5.0)
                 tid = create(db, spec)
+                load = round(os.getloadavg()[0], 2)  # 1-minute load average (shared machine)
                 started = time.perf_counter()
                 report = ClusterRun(db, url, tid, parse_cluster(f"local:{max(counts)}"),
                                     workers=count, child_log=Path(tmp) / "children.log").run()
                 seconds = time.perf_counter() - started
                 games = report.progress.played_now
                 rows.append({"workers": count, "games": games, "seconds": round(seconds, 2),
-                             "games_per_s": round(games / seconds, 3)})
+                             "games_per_s": round(games / seconds, 3),
+                             "load_before_after": [load, round(os.getloadavg()[0], 2)]})
                 print(json.dumps(rows[-1]), flush=True)
         finally:
             ray.shutdown()
