@@ -32,6 +32,7 @@ from server.tournament.cluster import (
     ClusterError,
     ClusterRun,
     check_database,
+    cluster_session,
     parse_cluster,
 )
 from server.tournament.players import resolve_players
@@ -139,15 +140,16 @@ def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int
     spec.validate()
     if server_url is None:
         spec.check_roles(asyncio.run(bot_roles(spec)))
-    db = Database.connect(db_url)
-    tournament_id = create(db, spec)
-    if not as_json:
-        click.echo(f"tournament {tournament_id}: {len(db.scheduled(tournament_id))} games "
-                   f"scheduled in {db_url}", err=True)
-    if cluster is not None:
-        _play_cluster(db, db_url, tournament_id, cluster, concurrency, lease_time, as_json,
-                      child_log)
-        return
+    with cluster_session(cluster, db_url):  # Ray is up and fits the database: then store
+        db = Database.connect(db_url)
+        tournament_id = create(db, spec)
+        if not as_json:
+            click.echo(f"tournament {tournament_id}: {len(db.scheduled(tournament_id))} "
+                       f"games scheduled in {db_url}", err=True)
+        if cluster is not None:
+            _play_cluster(db, db_url, tournament_id, cluster, concurrency, lease_time,
+                          as_json, child_log)
+            return
     _play(db, db_url, tournament_id, server_url, admin_token, concurrency, as_json, child_log)
 
 
@@ -167,8 +169,10 @@ def resume(tournament_id: str, concurrency: int | None, server_url: str | None,
     cluster = _cluster(cluster_text, server_url, db_url)
     db = Database.connect(db_url, create=False)
     if cluster is not None:
-        _play_cluster(db, db_url, tournament_id, cluster, concurrency, lease_time, as_json,
-                      child_log)
+        db.get_tournament(tournament_id)  # an unknown id fails before Ray starts
+        with cluster_session(cluster, db_url):
+            _play_cluster(db, db_url, tournament_id, cluster, concurrency, lease_time,
+                          as_json, child_log)
         return
     _play(db, db_url, tournament_id, server_url, admin_token, concurrency, as_json, child_log)
 

@@ -92,6 +92,20 @@ def test_cli_rejects_a_bad_cluster_address(tmp_path: Path) -> None:
     assert not (tmp_path / "y.db").exists()  # nothing stored before the address is checked
 
 
+def test_cli_stores_nothing_when_the_cluster_cannot_be_reached(tmp_path: Path) -> None:
+    """`--cluster auto` with no Ray cluster running here: one error line, exit 2, and the
+    tournament is not created (Ray is reached before anything is stored)."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    done = subprocess.run(
+        [*YARD, "tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
+         "--pairs", "1", "--cluster", "auto", "--db", f"sqlite:///{tmp_path / 'y.db'}"],
+        capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 2, done.stderr
+    reason = "cannot start or reach Ray" if HAVE_RAY else "--cluster needs Ray"
+    assert reason in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "y.db").exists()
+
+
 def _tournament(db: Database, bots: str, pairs: int, engines: tuple[str, ...] = ()) -> str:
     players, options, used = resolve_players(
         bots, [parse_engine(text) for text in engines], [])

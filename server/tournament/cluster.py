@@ -30,7 +30,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -115,6 +115,24 @@ def init_ray(ray: Any, cluster: ClusterAddress) -> None:
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
         raise ClusterError(f"--cluster {cluster.text}: cannot start or reach Ray: "
                            f"{str(exc).splitlines()[0] if str(exc) else exc!r}") from None
+
+
+@contextlib.contextmanager
+def cluster_session(cluster: ClusterAddress | None, db_url: str) -> Iterator[None]:
+    """Ray started or joined for ``cluster`` (nothing for ``None``), with the database
+    checked against the nodes that are up (:func:`check_database`), before anything is
+    stored; Ray stops at the end. :class:`ClusterError` when Ray is missing or cannot be
+    reached, or the database cannot serve those nodes."""
+    if cluster is None:
+        yield
+        return
+    ray = import_ray()
+    init_ray(ray, cluster)
+    try:
+        check_database(db_url, cluster, len([n for n in ray.nodes() if n.get("Alive")]))
+        yield
+    finally:
+        ray.shutdown()
 
 
 def map_on_cluster(address: str, fn: Callable[[Part], Result], parts: Sequence[Part], *,
