@@ -34,7 +34,14 @@ from typing import Any
 
 from db.codec import EFFORT_KEYS
 from db.errors import RecordError, ReplayError
-from db.records import GameRecord, ScheduledGame, SeatRecord, TournamentInfo, TurnRecord
+from db.records import (
+    GameRecord,
+    MatchLog,
+    ScheduledGame,
+    SeatRecord,
+    TournamentInfo,
+    TurnRecord,
+)
 from db.replay import check_record, replay_game
 from game import Outcome, YardError, parse_seat, seat_name
 from game.board import board_digest
@@ -79,7 +86,7 @@ def to_portable(record: GameRecord, tournament: TournamentInfo | None = None,
     """
     rules = _record_rules(record)
     first = record.turns[0].index if record.turns else 0
-    return {
+    data = {
         "format": RECORD_FORMAT, "version": RECORD_VERSION,
         "game_id": record.game_id,
         "ruleset": rules.definition(),
@@ -100,6 +107,9 @@ def to_portable(record: GameRecord, tournament: TournamentInfo | None = None,
             "index": entry.index, "pair_index": entry.pair_index, "pair_key": entry.pair_key,
             "mrx": entry.mrx, "detectives": entry.detectives, "seed": entry.seed},
     }
+    if record.log is not None:  # the server's match log: every message can be rebuilt
+        data["log"] = record.log.to_dict()
+    return data
 
 
 def to_line(record: GameRecord, tournament: TournamentInfo | None = None,
@@ -196,6 +206,7 @@ def _read(data: dict[str, Any], game_id: str) -> PortableGame:
         if text.startswith(prefix):
             text = text[len(prefix):].lstrip(":, ")
         raise RecordError(text) from None
+    record.log = _match_log(data, record.seats)
     tournament, entry = _tournament(data)
     record.tournament_id = tournament.tournament_id if tournament else None
     return PortableGame(record, tournament, entry)
@@ -264,6 +275,56 @@ def _turns(data: dict[str, Any]) -> list[TurnRecord]:
     if len({t.index for t in turns}) != len(turns):
         raise RecordError("two moves have the same index")
     return turns
+
+
+MAX_EVENT = 100_000
+"""Most characters in one logged event's text (a move as a bot sent it)."""
+
+
+def _match_log(data: dict[str, Any], seats: list[SeatRecord]) -> MatchLog | None:
+    """The optional ``log``, checked for shape (``server.transcript.regenerate`` re-runs
+    it and says which event does not fit the game)."""
+    raw = data.get("log")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise RecordError("log must be an object or null")
+    holders = raw.get("holders")
+    if not isinstance(holders, list) or not all(
+            isinstance(h, list) and h and all(_is_int(s) for s in h) for h in holders):
+        raise RecordError("log.holders must be lists of seat numbers")
+    if sorted(s for h in holders for s in h) != sorted(s.seat for s in seats):
+        raise RecordError("log.holders must hold every seat of the players once")
+    numbers: dict[str, Any] = {}
+    for key in ("move_s", "bank_s", "grace_s"):
+        value = raw.get(key)
+        if not isinstance(value, int | float) or isinstance(value, bool) \
+                or not math.isfinite(value) or value < 0:
+            raise RecordError(f"log.{key} must be a number of seconds >= 0")
+        numbers[key] = value  # as the server had it (10 or 10.0: game_start shows it)
+    on_timeout = raw.get("on_timeout")
+    if on_timeout not in ("forfeit", "random"):
+        raise RecordError("log.on_timeout must be 'forfeit' or 'random'")
+    max_illegal = raw.get("max_illegal")
+    if not isinstance(max_illegal, int) or isinstance(max_illegal, bool) or max_illegal < 1:
+        raise RecordError("log.max_illegal must be an integer >= 1")
+    events = raw.get("events")
+    if not isinstance(events, list):
+        raise RecordError("log.events must be a list")
+    for i, event in enumerate(events):
+        text = event if isinstance(event, str) else json.dumps(event)
+        if not isinstance(event, str | dict) or len(text) > MAX_EVENT:
+            raise RecordError(f"log.events[{i}] must be a string or an object (at most "
+                              f"{MAX_EVENT} characters)")
+        if isinstance(event, dict) and not (_is_int(event.get("dt"))
+                                            and isinstance(event.get("kind"), str)):
+            raise RecordError(f"log.events[{i}] needs an integer dt and a kind")
+    return MatchLog([list(h) for h in holders], numbers["move_s"], numbers["bank_s"],
+                    on_timeout, max_illegal, numbers["grace_s"], list(events))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _outcome(data: dict[str, Any]) -> Outcome:

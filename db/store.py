@@ -160,20 +160,8 @@ class Database:
         _check_record(record)
         try:
             with self._write(f"save game {record.game_id!r}") as session:
-                if session.get(GameRow, record.game_id) is not None:
+                if not self._add_game(session, record):
                     return False
-                tournament_id = self._check_schedule(session, record)
-                if record.outcome.termination is Termination.ABORTED:
-                    # An aborted game (server shutdown, Ctrl-C) was not played: it is kept
-                    # for the record but leaves its schedule entry pending for a resume.
-                    record = replace(record, schedule_id=None, tournament_id=tournament_id)
-                session.add(_game_row(record, tournament_id))
-                session.flush()
-                _add_seats(session, record)
-                _add_turns(session, record)
-                linked = replace(record, tournament_id=tournament_id)
-                session.add(GameRecordRow(game_id=record.game_id,
-                                          record=record_to_dict(linked)))
         except AlreadyPlayedError:
             raise
         except DatabaseError:
@@ -185,6 +173,34 @@ class Database:
                     self._refuse_played(session, record)  # lost the race at the constraint
             raise
         log.info("game %s stored (%d turns)", record.game_id, len(record.turns))
+        return True
+
+    def save_games(self, records: Sequence[GameRecord]) -> list[bool]:
+        """Store finished games as :meth:`save_game` does, all in one transaction (one
+        commit for a batch): per record, ``False`` if its game id was already stored. Any
+        error stores none of them (then save them one by one to find the bad one)."""
+        for record in records:
+            _check_record(record)
+        with self._write(f"save {len(records)} games") as session:
+            stored = [self._add_game(session, record) for record in records]
+        log.info("%d games stored in one transaction", stored.count(True))
+        return stored
+
+    def _add_game(self, session: Session, record: GameRecord) -> bool:
+        if session.get(GameRow, record.game_id) is not None:
+            return False
+        tournament_id = self._check_schedule(session, record)
+        if record.outcome.termination is Termination.ABORTED:
+            # An aborted game (server shutdown, Ctrl-C) was not played: it is kept for the
+            # record but leaves its schedule entry pending for a resume.
+            record = replace(record, schedule_id=None, tournament_id=tournament_id)
+        session.add(_game_row(record, tournament_id))
+        session.flush()
+        _add_seats(session, record)
+        _add_turns(session, record)
+        linked = replace(record, tournament_id=tournament_id)
+        session.add(GameRecordRow(game_id=record.game_id, record=record_to_dict(linked)))
+        session.flush()
         return True
 
     def import_games(self, games: Sequence[PortableGame]) -> list[bool]:

@@ -58,7 +58,9 @@ frames reach the codec and get a structured ``too_large`` error."""
 
 
 class GameSink(Protocol):
-    """Where finished games go (``db.store.Database`` satisfies it)."""
+    """Where finished games go (``db.store.Database`` satisfies it). A sink that also has
+    ``save_games(records)`` (one transaction for all) gets the games that finished while
+    the previous write was running in one call."""
 
     def save_game(self, record: GameRecord) -> object:
         """Store ``record`` in one transaction."""
@@ -70,6 +72,8 @@ CLOSE_TIMEOUT_S = 3.0
 OVERFLOW_CLOSE_S = 1.0
 """Seconds a client over its send buffer gets for the close frame before it is dropped."""
 STORE_RETRIES_S = (0.2, 1.0)
+STORE_BATCH = 100
+"""Most finished games written in one transaction."""
 """Waits before the second and third attempt to store a finished game."""
 
 
@@ -236,6 +240,8 @@ class MatchServer:
         self._flush_due = False
         self._timer: asyncio.Task[None] | None = None
         self._saves: set[asyncio.Task[None]] = set()
+        self._to_store: list[Finished] = []
+        self._writer: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._gate = _Gate(config)
         self._previous_handler: Any = None
@@ -414,9 +420,7 @@ class MatchServer:
                 if outbox is not None:
                     outbox.close(_CloseMarker(output.reason, output.code))
             elif isinstance(output, Finished):
-                task = asyncio.create_task(self._store(output))
-                self._saves.add(task)
-                task.add_done_callback(self._saves.discard)
+                self._queue_store(output)
         self._wake.set()
 
     def _send(self, conn: int, text: bytes) -> None:
@@ -457,6 +461,46 @@ class MatchServer:
                 ws.send_data()
             else:
                 ws.transport.write(b"".join(writes))
+
+    def _queue_store(self, finished: Finished) -> None:
+        """Hand a finished game to the writer task (a thread does the writing, so a slow
+        database never stalls play); games that finish while it writes go in its next
+        batch, one transaction. Results go out only once their game is committed."""
+        self._to_store.append(finished)
+        if self._writer is None:
+            self._writer = asyncio.create_task(self._write_batches())
+            self._saves.add(self._writer)
+            self._writer.add_done_callback(self._saves.discard)
+
+    async def _write_batches(self) -> None:
+        try:
+            while self._to_store:
+                batch = self._to_store[:STORE_BATCH]
+                del self._to_store[:STORE_BATCH]
+                if len(batch) > 1 and await self._save_batch([f.record for f in batch]):
+                    for finished in batch:
+                        self.games_saved += 1
+                        if finished.notify is not None:
+                            self._send(finished.notify, encode_bytes(finished.result))
+                    continue
+                for finished in batch:  # one by one: retries, fallback file, errors
+                    await self._store(finished)
+        finally:
+            self._writer = None
+
+    async def _save_batch(self, records: list[GameRecord]) -> bool:
+        """Store ``records`` in one transaction if the sink can; ``False`` if it cannot or
+        that failed (nothing stored: the caller stores them one by one)."""
+        save_games = getattr(self.sink, "save_games", None)
+        if save_games is None:
+            return False
+        try:
+            await asyncio.to_thread(save_games, records)
+            return True
+        except Exception as exc:  # any sink error: each game gets its own tries
+            log.warning("storing %d games in one transaction failed (%s); storing them one "
+                        "by one", len(records), f"{type(exc).__name__}: {exc}".splitlines()[0])
+            return False
 
     async def _store(self, finished: Finished) -> None:
         record = finished.record

@@ -234,6 +234,25 @@ def test_a_scheduled_game_is_never_stored_twice(database: Database) -> None:
     assert [g.game_id for g in database.list_games()] == ["first"]
 
 
+def test_save_games_stores_a_batch_in_one_transaction_or_none_of_it(
+        database: Database) -> None:
+    tid = database.create_tournament({"rules": "grid5"})
+    entry = database.schedule(tid, two_pairs())[0]
+    batch = [played_record("b1"), scheduled_record("b2", entry), played_record("b3", seed=6)]
+    assert database.save_games(batch) == [True, True, True]
+    assert [database.load_game(r.game_id) for r in (batch[0], batch[2])] == \
+        [batch[0], batch[2]]
+    assert database.load_game("b2").tournament_id == tid
+    # Stored ids are skipped; a second game for the played entry fails the whole batch.
+    assert database.save_games([played_record("b1"), played_record("b4", seed=7)]) == \
+        [False, True]
+    with pytest.raises(TournamentError):
+        database.save_games([played_record("b5", seed=8), scheduled_record("b6", entry)])
+    assert sorted(g.game_id for g in database.list_games()) == ["b1", "b2", "b3", "b4"]
+    assert count(database, "turns") == sum(len(database.load_game(g).turns)
+                                           for g in ("b1", "b2", "b3", "b4"))
+
+
 def test_a_worker_whose_lease_passed_on_cannot_store_a_second_copy(
         database_url: str) -> None:
     """Two claims of one entry (the first lease expires, a second worker claims it), both

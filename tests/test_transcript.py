@@ -9,7 +9,8 @@ import json
 import os
 import random
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,9 @@ from websockets.exceptions import ConnectionClosed
 
 from bots.client import BotClient
 from bots.registry import make_bot
+from db.errors import RecordError
+from db.portable import from_portable, to_line
+from db.records import GameRecord
 from db.store import Database
 from protocol import OnTimeout, Policy, StartMatch, TimeControl
 from server.admin import AdminClient
@@ -61,6 +65,8 @@ class Player:
         self.turns = 0
         self.game: str | None = None  # stop at this game's game_over
         self.done = asyncio.Event()
+        self.over: list[str] = []  # every game_over's game, in order
+        self.ended = asyncio.Event()  # set at each game_over
 
     async def open(self, resume: str | None = None) -> None:
         self.ws = await connect(self.url, proxy=None, max_size=2**22)
@@ -69,6 +75,13 @@ class Player:
         welcome = json.loads(await self.ws.recv())
         assert welcome["type"] == "welcome", welcome
         self.token = welcome["resume_token"]
+
+    async def wait_over(self, games: list[str]) -> None:
+        """Until every game in ``games`` has ended."""
+        async with asyncio.timeout(60 * SCALE):
+            while not set(games) <= set(self.over):
+                self.ended.clear()
+                await self.ended.wait()
 
     async def send(self, msg: dict[str, Any]) -> None:
         assert self.ws is not None
@@ -82,6 +95,9 @@ class Player:
             except ConnectionClosed:
                 return
             self.received.append(msg)
+            if msg["type"] == "game_over":
+                self.over.append(msg["game"])
+                self.ended.set()
             if msg["type"] == "game_over" and msg["game"] == self.game:
                 self.done.set()
             elif msg["type"] == "your_turn":
@@ -173,6 +189,15 @@ async def test_every_message_is_rebuilt_from_the_stored_record(
     assert seen[0] == sent.watching[len(sent.public) - tail]
     assert transcripts(record)["public"] == sent.public
 
+    # The exported record carries the log: after export and import, the same messages.
+    again = from_portable(json.loads(to_line(record)))
+    assert again.record.log == record.log
+    assert regenerate(again.record).transcripts() == sent.transcripts()
+    broken = json.loads(to_line(record))
+    broken["log"]["holders"] = [[0, 1]]
+    with pytest.raises(RecordError, match="holders"):
+        from_portable(broken)
+
 
 async def test_a_typical_classic_game_is_stored_in_8_kb(
         server: MatchServer, db_path: Path) -> None:
@@ -230,3 +255,57 @@ def test_a_damaged_log_is_a_clear_error_not_a_crash() -> None:
     with pytest.raises(TranscriptError, match="holders"):
         regenerate(dataclasses.replace(record, log=dataclasses.replace(
             record.log, holders=[[0]])))
+
+
+class SlowDatabase(Database):
+    """A real database whose writes wait for ``gate`` (a database that is slow)."""
+
+    gate: threading.Event
+    entered: threading.Event
+    batches: list[int]
+
+    def save_game(self, record: GameRecord) -> bool:
+        self.batches.append(1)
+        self.entered.set()
+        self.gate.wait(60 * SCALE)
+        return super().save_game(record)
+
+    def save_games(self, records: Sequence[GameRecord]) -> list[bool]:
+        self.batches.append(len(records))
+        self.gate.wait(60 * SCALE)
+        return super().save_games(records)
+
+
+async def test_games_finish_while_the_database_is_slow_and_are_then_stored_in_a_batch(
+        tmp_path: Path) -> None:
+    store = SlowDatabase.connect(f"sqlite:///{tmp_path / 'slow.db'}")
+    assert isinstance(store, SlowDatabase)
+    store.gate, store.entered, store.batches = threading.Event(), threading.Event(), []
+    server = MatchServer(ServerConfig(), store, port=0)
+    await server.start()
+    rng = random.Random(1)
+    x = Player(server.url, "xbot", lambda m, n: [move(m, rng.choice(m["legal"]))])
+    d = Player(server.url, "dbot", lambda m, n: [move(m, rng.choice(m["legal"]))])
+    try:
+        for player in (x, d):
+            await player.open()
+        tasks = [asyncio.create_task(p.run()) for p in (x, d)]
+        async with AdminClient(server.url) as admin:
+            first = await admin.start_match(StartMatch("grid5", "xbot", ["dbot"], seed=1))
+            await asyncio.to_thread(store.entered.wait, 60 * SCALE)  # its write hangs
+            more = [await admin.start_match(StartMatch("grid5", "xbot", ["dbot"], seed=s))
+                    for s in (2, 3, 4)]
+            await x.wait_over([first, *more])  # played to the end meanwhile
+            assert server.games_saved == 0 and store.list_games() == []  # no result yet
+            store.gate.set()
+            results = [await admin.result(g, 60 * SCALE) for g in [first, *more]]
+        assert store.batches == [1, 3]  # the three that ended meanwhile: one transaction
+        assert server.games_saved == 4
+        for game, result in zip([first, *more], results, strict=True):
+            assert store.load_game(game).outcome.termination is result.termination
+        for task in tasks:
+            task.cancel()
+    finally:
+        store.gate.set()
+        await server.stop()
+        store.close()
