@@ -486,6 +486,17 @@ class Database:
                        ScheduledGameRow.lease_owner == owner)
                 .values(lease_owner=ABORTED_LEASE if aborted else None, lease_expires=None))
 
+    def release_owner(self, tournament_id: str, owner: str) -> int:
+        """Give up every lease ``owner`` holds in a tournament (a worker known to be dead
+        or stopped: its games are claimable again at once); how many it held."""
+        with self._write("release leases") as session:
+            done = session.execute(
+                sa.update(ScheduledGameRow)
+                .where(ScheduledGameRow.tournament_id == tournament_id,
+                       ScheduledGameRow.lease_owner == owner)
+                .values(lease_owner=None, lease_expires=None))
+            return int(getattr(done, "rowcount", 0))
+
     def unpark(self, tournament_id: str) -> None:
         """Make the entries parked by :meth:`release` (aborted games) claimable again."""
         with self._write("reset leases") as session:

@@ -244,7 +244,9 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
             up.set()
 
         result: dict[str, Any] = {}
-        run = ClusterRun(db, pg_url, tid, parse_cluster("local:2"), lease_s=3,
+        # A lease far longer than the test may take: the driver must hand the dead
+        # worker's game back when Ray reports the worker dead, not at the lease's end.
+        run = ClusterRun(db, pg_url, tid, parse_cluster("local:2"), lease_s=600,
                          child_log=tmp_path / "children.log", on_workers=on_workers)
         driver = threading.Thread(target=lambda: result.update(report=run.run()))
         driver.start()
@@ -253,7 +255,7 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
         claimed = _wait_for_claim(pg_url, tid, victim)
         os.kill(victim_pid, signal.SIGKILL)
         driver.join(240)
-        assert not driver.is_alive()
+        assert not driver.is_alive(), "the killed worker's game never returned"
         report = result["report"]
         assert report.lost >= 1
         stored = _stored(pg_url, tid)
@@ -316,6 +318,9 @@ def test_leases_claim_each_entry_once_and_return_expired_or_parked_ones(
     assert not db.renew(first.schedule_id or 0, "c", lease_s=60)  # c never held it
     again = db.claim(tid, "c", lease_s=60)  # a "died": its game returns to c
     assert again is not None and again.index == first.index and db.held(tid) == 2
+    assert db.release_owner(tid, "b") == 1 and db.held(tid) == 1  # b known dead: at once
+    assert (b_again := db.claim(tid, "e", lease_s=60)) is not None
+    assert b_again.index == second.index and db.release_owner(tid, "b") == 0
     assert not db.renew(first.schedule_id or 0, "a", lease_s=60)  # a lost it for good
     db.release(again.schedule_id or 0, "c", aborted=True)  # parked for this run
     assert db.claim(tid, "d", lease_s=60) is None and db.claimable(tid) == 1

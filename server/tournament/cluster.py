@@ -5,11 +5,15 @@ Each worker is a Ray actor that runs the ordinary runner code path on its node
 ``yard serve`` and bot processes, one game slot. Instead of a fixed list of pending games
 it claims games one at a time from the shared database with a lease
 (:meth:`db.store.Database.claim`, ``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL),
-renews the lease while the game runs and releases it when the game is stored. A worker that
-dies stops renewing: its lease expires and another worker claims the game. A finished game
-is stored once: the store refuses a second game for a played entry in the same transaction
-(and ``games.schedule_id`` is unique). A game whose server aborts it is parked for the rest
-of the run and played again by ``yard tournament resume``, as on one machine. An SPRT
+renews the lease while the game runs and releases it when the game is stored. When Ray
+reports a worker dead, the driver releases its leases and another worker claims its game at
+once; a worker that stops without Ray noticing (a stalled node) stops renewing, and its
+lease expires. A finished game is stored once: the store locks the entry's row and refuses a
+second game for a played entry (:class:`~db.errors.AlreadyPlayedError`; ``games.schedule_id``
+is unique as the last guard), so of two workers that played one entry (the first one's lease
+had expired) the first to store counts; the other logs it and drops its copy. A game whose
+server aborts it is parked for the rest of the run and played again by
+``yard tournament resume``, as on one machine. An SPRT
 (``--sprt``) is recomputed by the driver from the shared database as games are stored; once
 it is decided, workers claim no new game (those running finish, as on one machine).
 
@@ -378,7 +382,7 @@ class ClusterRun:
             return report
         actor_class = ray.remote(Worker).options(num_cpus=cpus, max_restarts=0)
         log_path = str(self.child_log) if self.child_log else None
-        running: dict[Any, Any] = {}  # play() ref -> actor
+        running: dict[Any, tuple[Any, str]] = {}  # play() ref -> (actor, lease owner)
         replaced = 0
 
         def start(n: int) -> None:
@@ -386,8 +390,8 @@ class ClusterRun:
                       for _ in range(n)]
             pids = ray.get([a.pid.remote() for a in actors])
             owners = ray.get([a.name.remote() for a in actors])
-            for actor in actors:
-                running[actor.play.remote()] = actor
+            for actor, owner in zip(actors, owners, strict=True):
+                running[actor.play.remote()] = actor, owner
             if self.on_workers is not None:
                 self.on_workers(list(zip(actors, pids, owners, strict=True)))
 
@@ -396,15 +400,18 @@ class ClusterRun:
             while running:
                 ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
                 for ref in ready:
-                    actor = running.pop(ref)
+                    actor, owner = running.pop(ref)
                     try:
                         counts = ray.get(ref)
                         progress.aborted += int(counts.get("aborted", 0))
                         report.duplicates += int(counts.get("duplicates", 0))
                     except ray.exceptions.RayActorError:
                         report.lost += 1
-                        log.warning("a cluster worker died; its game returns to the "
-                                    "schedule when its lease expires")
+                        log.warning("cluster worker %s died; its game returns to the "
+                                    "schedule", owner)
+                        # Now, not when the lease expires (should the worker still be
+                        # playing somewhere, the store keeps the game once).
+                        db.release_owner(tid, owner)
                     except ray.exceptions.RayTaskError as exc:
                         raise ClusterError(f"a worker failed: {exc.cause!s}") from None
                     with contextlib.suppress(Exception):
@@ -429,9 +436,11 @@ class ClusterRun:
                     replaced += want
                     start(want)
         finally:
-            for actor in running.values():
+            for actor, owner in running.values():
                 with contextlib.suppress(Exception):
                     ray.kill(actor)
+                with contextlib.suppress(Exception):  # else the lease expires by itself
+                    db.release_owner(tid, owner)
         progress.played_now = progress.done - start_done
         progress.started = min(progress.started, time.monotonic())
         if sprt:
