@@ -81,8 +81,12 @@ def _print_games(found: list[GameSummary]) -> None:
               default=None, metavar="FILE",
               help="Read the game from a records file (yard export --what records; '-' for "
                    "standard input) instead of the database.")
+@click.option("--messages", "seat", default=None, metavar="SEAT",
+              help="Print every message the server sent the holder of SEAT (mrx, d1, ...) "
+                   "or the spectators (public) in this game, one JSON object a line, "
+                   "rebuilt from the stored record.")
 def replay(game_id: str, db_url: str, perspective: str, as_json: bool,
-           file: str | None) -> None:
+           file: str | None, seat: str | None) -> None:
     """Print a finished game move by move, with the possible-location count and the
     stations after each turn.
 
@@ -94,11 +98,28 @@ def replay(game_id: str, db_url: str, perspective: str, as_json: bool,
         with Database.connect(db_url, create=False) as store:
             game = stored_game(store, game_id) if as_json else \
                 PortableGame(store.load_game(game_id))
+    if seat is not None:
+        _print_messages(game.record, seat)
+        return
     if as_json:
         click.echo(to_line(game.record, game.tournament, game.entry))
         return
     for line in replay_lines(game.record, Perspective(perspective)):
         click.echo(line)
+
+
+def _print_messages(record: GameRecord, seat: str) -> None:
+    from server.transcript import TranscriptError, transcripts
+
+    sent = transcripts(record)
+    if not sent:
+        raise TranscriptError(f"game {record.game_id} has no messages to show (played "
+                              f"in-process, or imported without its match log)")
+    if seat not in sent:
+        raise TranscriptError(f"game {record.game_id} has no seat {seat!r:.20}; seats: "
+                              f"{', '.join(sent)}")
+    for message in sent[seat]:
+        click.echo(json.dumps(message, separators=(",", ":")))
 
 
 def stored_game(store: Database, game_id: str) -> PortableGame:

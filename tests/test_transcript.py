@@ -9,6 +9,8 @@ import json
 import os
 import random
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
@@ -32,6 +34,11 @@ from server.transcript import TranscriptError, regenerate, transcripts
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 MAX_RECORD_BYTES = 8 * 1024
+YARD = str(Path(sys.executable).with_name("yard"))
+
+
+def yard(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([YARD, *args], capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture
@@ -189,6 +196,15 @@ async def test_every_message_is_rebuilt_from_the_stored_record(
     assert seen[0] == sent.watching[len(sent.public) - tail]
     assert transcripts(record)["public"] == sent.public
 
+    # The same from the command line, one JSON object a line.
+    shown = await asyncio.to_thread(yard, "replay", game, "--db", f"sqlite:///{db_path}",
+                                    "--messages", "d3")
+    assert shown.returncode == 0, shown.stderr
+    assert [json.loads(line) for line in shown.stdout.splitlines()] == d.of(game)
+    wrong = await asyncio.to_thread(yard, "replay", game, "--db", f"sqlite:///{db_path}",
+                                    "--messages", "d9")
+    assert wrong.returncode == 2 and "no seat 'd9'" in wrong.stderr
+
     # The exported record carries the log: after export and import, the same messages.
     again = from_portable(json.loads(to_line(record)))
     assert again.record.log == record.log
@@ -233,7 +249,6 @@ async def test_a_typical_classic_game_is_stored_in_8_kb(
 
 def test_a_damaged_log_is_a_clear_error_not_a_crash() -> None:
     import dataclasses
-    import sys
 
     sys.path.insert(0, str(Path(__file__).parent))
     from test_match_core_harness import Harness
