@@ -49,6 +49,7 @@ BUILTIN_BOTS: dict[str, str] = {
     "alphabeta": "bots.alphabeta:AlphaBetaBot",
     "mcts": "bots.mcts.bot:MctsBot",
     "dqn": "bots.dqn.bot:DqnBot",
+    "hider": "bots.hider:HiderBot",
 }
 
 
