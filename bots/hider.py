@@ -11,9 +11,10 @@ set, never his station:
   that steps onto a possible station without catching him removes it from the set, as in
   the real game. This is how the sampling search detectives (``alphabeta``, ``mcts``)
   behave: they act on determinizations drawn from the possible set.
-* ``model=random``: every detective plays a uniformly random legal move (``epsilon`` = 1);
-  the search is then exact expected survival against ``random`` detectives up to its
-  horizon.
+* ``model=random``: every detective plays a uniformly random legal move. On ticket-free
+  rulesets (``grid5``) Mister X then plays the move with the highest *exact* survival
+  probability to the end of the game (a table over station triples and rounds, filled once
+  per process; ``depth`` is not used): the optimal Mister X against ``random`` detectives.
 
 The search looks ``depth`` rounds ahead (a round is Mister X's move and every detective's
 reply) and is exact within that horizon: a catch scores 0, surviving the last round 1, and
@@ -133,15 +134,23 @@ class HiderBot(Bot):
         dets = tuple(view.detectives)
         k = len(view.log)
         values: dict[Move, float] = {}
+        if self.model == "random" and _exact_random_ok(rules, len(dets)):
+            for move in legal:
+                values[move] = _random_detectives(rules, k + 1, move.destination, dets, 0)
+            return self._pick(legal, values)
         for move in legal:
             after = after_mrx_move(rules, view.possible, move, k, dets)
             mask = sum(1 << s for s in after)
             slots = 2 if move.is_double else 1
             values[move] = self._detectives(k + slots, move.destination, dets, mask, 0,
                                             self.depth, 1.0)
+        self.report(nodes=self.nodes, depth=self.depth)
+        return self._pick(legal, values)
+
+    def _pick(self, legal: Sequence[Move], values: dict[Move, float]) -> Move:
+        """The best-valued move; ties split with ``self.rng``."""
         top = max(values.values())
         best = [m for m in legal if values[m] >= top - 1e-9]
-        self.report(nodes=self.nodes, depth=self.depth)
         return best[0] if len(best) == 1 else self.rng.choice(best)
 
     # ------------------------------------------------------------------ search
@@ -266,3 +275,37 @@ class HiderBot(Bot):
                       if all(own[c] < row[c] for row in rows))
             self._area[key] = hit
         return hit
+
+
+# ---------------------------------------------------------------------- model=random, exact
+
+
+def _exact_random_ok(rules: Ruleset, detectives: int) -> bool:
+    """The exact table needs a ticket-free ruleset without double moves, small enough."""
+    return (rules.mrx_tickets is None and rules.detective_tickets is None
+            and rules.board.n_stations ** (detectives + 1) <= 2_000_000)
+
+
+@cache
+def _random_detectives(rules: Ruleset, k: int, m: int, dets: tuple[int, ...],
+                       seat: int) -> float:
+    """Mister X's exact survival probability against uniformly random detectives when he
+    stands on ``m`` with ``k`` log entries made and detective ``seat`` (0-based) to move,
+    if he then plays optimally (shared by every game in the process)."""
+    neighbours = _tables(rules.board).neighbours
+    if seat >= len(dets):
+        if k >= rules.max_moves:
+            return 1.0
+        moves = [n for n in neighbours[m] if n not in dets]
+        return max((_random_detectives(rules, k + 1, n, dets, 0) for n in moves),
+                   default=0.0)
+    here = dets[seat]
+    options = [n for n in neighbours[here] if n not in dets]
+    if not options:
+        return _random_detectives(rules, k, m, dets, seat + 1)
+    total = 0.0
+    for n in options:
+        if n != m:
+            moved = dets[:seat] + (n,) + dets[seat + 1:]
+            total += _random_detectives(rules, k, m, moved, seat + 1)
+    return total / len(options)
