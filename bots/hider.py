@@ -22,9 +22,10 @@ a position at the horizon scores a survival estimate in [0, 1] from the distance
 nearest detective, the size of the possible set and Mister X's escape squares. Values are
 memoised per decision; equal-valued moves are split with ``self.rng`` (seeded).
 
-The model covers ticket-free rulesets without double moves exactly (``grid5``); on other
-rulesets the first move's possible set is still exact (:func:`game.belief.after_mrx_move`),
-deeper plies treat every land edge as usable and ignore tickets, secret and double moves.
+The model covers ticket-free rulesets on boards of up to 100 stations (``grid5``); with more
+than two detectives it searches one round only. On other rulesets (tickets, London) it
+only scores each legal move's destination with the estimate, from the exact possible set
+after the move (:func:`game.belief.after_mrx_move`): legal, fast and much weaker.
 
 Options (defaults in brackets): ``depth`` [2] rounds searched; ``model`` [chase] ``chase``
 or ``random``; ``epsilon`` [0.25] share of random detective moves in the ``chase`` model;
@@ -91,10 +92,10 @@ class HiderBot(Bot):
     roles: ClassVar[frozenset[str]] = frozenset({"mrx"})
     rulesets: ClassVar[frozenset[str] | None] = frozenset({"grid5"})
 
-    def __init__(self, seed: int | None = None, *, depth: int = 2, model: str = "chase",
-                 epsilon: float = 0.25, prune: float = 0.002, w_dist: float = 0.8,
-                 w_belief: float = 0.5, w_escape: float = 0.3, w_area: float = 0.0,
-                 scale: float = 1.0) -> None:
+    def __init__(self, seed: int | None = None, *, depth: int = 3, model: str = "chase",
+                 epsilon: float = 0.05, prune: float = 0.002, w_dist: float = 0.8,
+                 w_belief: float = 0.5, w_escape: float = 0.3, w_area: float = 0.3,
+                 scale: float = 2.0, grab: float = 0.0, paranoid: int = 0) -> None:
         super().__init__(seed)
         if model not in MODELS:
             raise BotOptionError(f"bot 'hider': model={model!r} is not one of "
@@ -107,7 +108,8 @@ class HiderBot(Bot):
         self.epsilon = 1.0 if model == "random" else epsilon
         self.prune = prune
         self.w_dist, self.w_belief, self.w_escape = w_dist, w_belief, w_escape
-        self.w_area, self.scale = w_area, scale
+        self.w_area, self.scale, self.grab = w_area, scale, grab
+        self.paranoid = paranoid
         self._area: dict[tuple[int, ...], int] = {}
         self.nodes = 0
         self._memo: dict[tuple[int, ...], float] = {}
@@ -138,12 +140,20 @@ class HiderBot(Bot):
             for move in legal:
                 values[move] = _random_detectives(rules, k + 1, move.destination, dets, 0)
             return self._pick(legal, values)
+        searchable = _searchable(rules)
+        tb = self._tb
+        assert tb is not None
+        depth = self.depth if len(dets) <= 2 else 1
         for move in legal:
             after = after_mrx_move(rules, view.possible, move, k, dets)
             mask = sum(1 << s for s in after)
             slots = 2 if move.is_double else 1
-            values[move] = self._detectives(k + slots, move.destination, dets, mask, 0,
-                                            self.depth, 1.0)
+            to = move.destination
+            if searchable:
+                values[move] = self._detectives(k + slots, to, dets, mask, 0, depth, 1.0)
+            else:
+                escapes = [n for n in tb.neighbours[to] if n not in dets]
+                values[move] = self._estimate(k + slots, to, dets, mask, escapes)
         self.report(nodes=self.nodes, depth=self.depth)
         return self._pick(legal, values)
 
@@ -200,11 +210,21 @@ class HiderBot(Bot):
         options = [n for n in self._tb.neighbours[here] if n not in dets]
         if not options:
             return self._detectives(k, m, dets, mask, seat + 1, depth, prob)
+        if mask.bit_count() <= self.paranoid:
+            # The detectives (almost) know where he is: assume their worst move for him.
+            worst = 1.0
+            for n in options:
+                if n == m:
+                    return 0.0
+                moved = (*dets[:seat], n, *dets[seat + 1:])
+                worst = min(worst, self._detectives(k, m, moved, mask & ~(1 << n), seat + 1,
+                                                    depth, prob))
+            return worst
         total = 0.0
         for n, p in self._policy(here, options, dets, mask):
             if n == m:
                 continue  # caught: scores 0
-            moved = dets[:seat] + (n,) + dets[seat + 1:]
+            moved = (*dets[:seat], n, *dets[seat + 1:])
             total += p * self._detectives(k, m, moved, mask & ~(1 << n), seat + 1, depth,
                                           prob * p)
         return total
@@ -223,6 +243,14 @@ class HiderBot(Bot):
         eps = self.epsilon
         probs = dict.fromkeys(options, eps / len(options))
         targets = _bits(mask)
+        grabs = [o for o in options if mask >> o & 1]
+        if grabs and eps < 1.0 and self.grab > 0.0:
+            # Sampling detectives step onto a possible station as soon as one of their
+            # sampled positions is there: about ``grab`` samples per decision.
+            p_grab = (1.0 - eps) * min(1.0, self.grab * len(grabs) / len(targets))
+            for o in grabs:
+                probs[o] += p_grab / len(grabs)
+            eps += p_grab
         if eps < 1.0 and targets and self.model == "mass":
             dist = self._tb.dist
             sums = [sum(dist[o][t] for t in targets) for o in options]
@@ -280,6 +308,13 @@ class HiderBot(Bot):
 # ---------------------------------------------------------------------- model=random, exact
 
 
+def _searchable(rules: Ruleset) -> bool:
+    """The search models ticket-free rulesets on small boards; elsewhere ``hider`` only
+    scores its own move's destination (one ply, no detective replies)."""
+    return (rules.mrx_tickets is None and rules.detective_tickets is None
+            and rules.board.n_stations <= 100)
+
+
 def _exact_random_ok(rules: Ruleset, detectives: int) -> bool:
     """The exact table needs a ticket-free ruleset without double moves, small enough."""
     return (rules.mrx_tickets is None and rules.detective_tickets is None
@@ -306,6 +341,6 @@ def _random_detectives(rules: Ruleset, k: int, m: int, dets: tuple[int, ...],
     total = 0.0
     for n in options:
         if n != m:
-            moved = dets[:seat] + (n,) + dets[seat + 1:]
+            moved = (*dets[:seat], n, *dets[seat + 1:])
             total += _random_detectives(rules, k, m, moved, seat + 1)
     return total / len(options)
