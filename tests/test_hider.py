@@ -10,7 +10,7 @@ from bots.arena import play_game
 from bots.base import BotRoleError
 from bots.hider import HiderBot, _random_detectives
 from bots.registry import BotOptionError, bot_from_spec, make_bot
-from game import BUILTIN, State, Termination, from_text, load_ruleset, new_game
+from game import BUILTIN, Move, State, Termination, from_text, load_ruleset, new_game
 from game.views import view_from_dict
 
 
@@ -55,7 +55,7 @@ def test_more_detectives_search_one_round() -> None:
 
 
 def test_same_seed_same_game() -> None:
-    def moves(seed: int) -> list[object]:
+    def moves(seed: int) -> list[tuple[int, Move]]:
         return play_game("grid5", HiderBot(seed=99), [make_bot("random")], seed=seed).moves
 
     assert moves(11) == moves(11)
