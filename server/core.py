@@ -146,6 +146,8 @@ class Core:
         self.sessions: dict[str, Session] = {}
         self.matches: dict[str, Match] = {}
         self.admins: dict[str, str] = {}  # game id -> session id of the admin
+        #: Game id -> ids of the connections watching it (spectators).
+        self.watchers: dict[str, set[int]] = {}
         self._next_conn = 0
         self.closing = False
 
@@ -162,6 +164,8 @@ class Core:
     def disconnect(self, conn_id: int, now: float) -> list[Output]:
         """A connection closed; its session's games start their grace period."""
         conn = self.conns.pop(conn_id, None)
+        if conn is not None:
+            self._unwatch(conn)
         if conn is None or conn.session is None or conn.session.conn != conn_id:
             return []
         session = conn.session
@@ -291,6 +295,7 @@ class Core:
         out: list[Output] = []
         if session.conn is not None and session.conn in self.conns:
             old = self.conns.pop(session.conn)
+            self._unwatch(old)
             out.append(Close(old.id, "session resumed on another connection"))
         session.conn = conn.id
         session.resume_token = secrets.token_urlsafe(18)
@@ -309,7 +314,7 @@ class Core:
     def _move(self, conn: Connection, session: Session, msg: MoveMsg, now: float
               ) -> list[Output]:
         match = self.matches.get(msg.game)
-        if match is None or session.id not in match.sessions():
+        if match is None or not match.holds(session.id):
             return [Send(conn.id, Error(ErrorCode.UNKNOWN_GAME,
                                         f"no game {msg.game!r:.40} with a seat of yours",
                                         msg.game[:40]))]
@@ -321,7 +326,16 @@ class Core:
             return [Send(conn.id, Error(ErrorCode.UNKNOWN_GAME,
                                         f"no running game {msg.game!r:.40}", msg.game[:40]))]
         conn.watching.add(match.game_id)
+        self.watchers.setdefault(match.game_id, set()).add(conn.id)
         return [Send(conn.id, match.watching())]
+
+    def _unwatch(self, conn: Connection) -> None:
+        for game in conn.watching:
+            watchers = self.watchers.get(game)
+            if watchers is not None:
+                watchers.discard(conn.id)
+                if not watchers:
+                    del self.watchers[game]
 
     # ------------------------------------------------------------------ admin
 
@@ -393,18 +407,21 @@ class Core:
 
     def _route(self, match: Match, outputs: Outputs) -> list[Output]:
         out: list[Output] = []
+        watchers = self.watchers.get(match.game_id)
         sent: set[tuple[int, int]] = set()  # (conn, message): a player that also watches
         for recipient, message in outputs:  # its game gets each broadcast once
             if recipient is None:
-                out += [Send(c.id, message) for c in self.conns.values()
-                        if match.game_id in c.watching and (c.id, id(message)) not in sent]
+                if watchers:  # in connection order, as they connected
+                    out += [Send(c, message) for c in sorted(watchers)
+                            if (c, id(message)) not in sent]
             elif (conn := self.sessions[recipient].conn) is not None:
-                if isinstance(message, YourTurn):
+                if type(message) is YourTurn:
                     # The answer to a turn we asked for is never a flood: a bot playing
                     # many games at once on one connection must not be rate limited.
                     self.conns[conn].bucket.credit()
                 out.append(Send(conn, message))
-                sent.add((conn, id(message)))
+                if watchers:
+                    sent.add((conn, id(message)))
         if match.finished and match.record is not None:
             out.append(self._finished(match, match.record))
         return out
@@ -418,8 +435,9 @@ class Core:
             session.games.discard(match.game_id)
             if session.conn is None and not session.games:
                 del self.sessions[sid]
-        for conn in self.conns.values():
-            conn.watching.discard(match.game_id)
+        for conn_id in self.watchers.pop(match.game_id, ()):
+            if (watcher := self.conns.get(conn_id)) is not None:
+                watcher.watching.discard(match.game_id)
         outcome, spec = record.outcome, match.spec
         result = MatchResult(match.game_id, outcome.winner, outcome.termination,
                              None if outcome.seat is None else seat_name(outcome.seat),

@@ -158,6 +158,10 @@ class Match:
         self._t0: float | None = None  # ``now`` of the start, in the caller's seconds
         self._last_us = 0  # time of the last logged event
         self._turn_counter = 0
+        self._sessions = tuple(dict.fromkeys(p.session for p in spec.players))
+        self._seats: dict[str, tuple[int, ...]] = {
+            session: tuple(i for i, p in enumerate(spec.players) if p.session == session)
+            for session in self._sessions}
 
     # ------------------------------------------------------------------ queries
 
@@ -168,11 +172,15 @@ class Match:
 
     def sessions(self) -> list[str]:
         """Distinct seat-holding sessions, in seat order."""
-        return list(dict.fromkeys(p.session for p in self.spec.players))
+        return list(self._sessions)
+
+    def holds(self, session: str) -> bool:
+        """True if ``session`` holds a seat in this game."""
+        return session in self._seats
 
     def seats_of(self, session: str) -> list[int]:
         """Seats held by ``session``."""
-        return [i for i, p in enumerate(self.spec.players) if p.session == session]
+        return list(self._seats.get(session, ()))
 
     def next_deadline(self) -> float | None:
         """The earliest time :meth:`tick` has something to do, or ``None``."""
@@ -384,7 +392,7 @@ class Match:
     def _check_turn(self, session: str, msg: MoveMsg) -> Error | None:
         turn = self.turn
         assert turn is not None
-        held = self.seats_of(session)
+        held = self._seats.get(session, ())
         if not held:
             return self._error(ErrorCode.NOT_YOUR_SEAT, "this connection holds no seat here")
         if msg.seat is not None and msg.seat not in [seat_name(s) for s in held]:
@@ -427,7 +435,7 @@ class Match:
         used = now - turn.started
         self.bank[turn.seat] = max(0, self.bank[turn.seat] - max(0, used - self._move_us))
         faults = [*turn.faults, *([fault.value] if fault else [])]
-        reported = effort or Effort()
+        reported = effort or _NO_EFFORT
         self.turns.append(TurnRecord(turn.number, turn.seat, str(move), used / US,
                                      fault.value if fault else _last_code(turn.faults),
                                      "; ".join(faults) or None, reported.playouts,
@@ -524,13 +532,16 @@ class Match:
     # ------------------------------------------------------------------ helpers
 
     def _broadcast(self, message: Message) -> Outputs:
-        return [*((s, message) for s in self.sessions()), (PUBLIC, message)]
+        return [*((s, message) for s in self._sessions), (PUBLIC, message)]
 
     def _players(self) -> dict[str, str]:
         return {seat_name(i): p.name for i, p in enumerate(self.spec.players)}
 
     def _error(self, code: ErrorCode, text: str) -> Error:
         return Error(code, f"game {self.game_id}: {text}", self.game_id)
+
+
+_NO_EFFORT = Effort()
 
 
 def _last_code(faults: list[str]) -> str | None:

@@ -36,6 +36,7 @@ from protocol import (
     decode,
     encode,
     encode_bytes,
+    from_json,
     to_json,
 )
 from protocol.schema import SCHEMA_DIR, load_schema, message_schema
@@ -186,3 +187,42 @@ def test_fast_encoder_falls_back_where_orjson_cannot_write() -> None:
         text = encode_bytes(msg)
         assert json.loads(text.decode("utf-8", "surrogatepass")) == \
             json.loads(json.dumps(to_json(msg)))
+
+
+def _generic_decode(text: str) -> Message | tuple[ErrorCode, str]:
+    """The validator every message type goes through (no ``move`` fast path)."""
+    try:
+        return from_json(json.loads(text))
+    except ProtocolError as exc:
+        return exc.code, str(exc)
+
+
+_MOVE_VALUES = (st.none() | st.booleans() | st.integers() | st.integers(min_value=2**63)
+                | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6)
+                | st.lists(st.integers(), max_size=2))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(
+    st.sampled_from(["game", "turn", "move", "seat", "effort", "nonce"]),
+    _MOVE_VALUES | st.dictionaries(st.sampled_from(["playouts", "nodes", "depth", "x"]),
+                                   _MOVE_VALUES, max_size=3), max_size=6))
+def test_move_fast_path_decodes_as_the_generic_validator(body: dict[str, Any]) -> None:
+    """``move`` frames take an orjson fast path: same message or same error as the rest."""
+    text = json.dumps({"type": "move", **body})
+    try:
+        got: Message | tuple[ErrorCode, str] = decode(text)
+    except ProtocolError as exc:
+        got = exc.code, str(exc)
+    assert got == _generic_decode(text)
+
+
+def test_move_fast_path_keeps_big_integers_and_refuses_lone_surrogates() -> None:
+    assert decode(f'{{"type":"move","game":"g","turn":{2**70},"move":"taxi:1"}}') == \
+        MoveMsg("g", 2**70, "taxi:1")
+    assert decode('{"type":"move","game":"g","turn":1,"move":"taxi:1","effort":'
+                  '{"playouts":12,"depth":null}}') == \
+        MoveMsg("g", 1, "taxi:1", None, Effort(playouts=12))
+    with pytest.raises(ProtocolError) as exc:
+        decode('{"type":"move","game":"g\\udfff","turn":1,"move":"taxi:1"}')
+    assert exc.value.code is ErrorCode.BAD_VALUE
