@@ -94,8 +94,8 @@ class State:
     use :meth:`view` for what a seat may see.
     """
 
-    __slots__ = ("_belief", "_legal", "_view_log", "last_move", "log", "outcome", "parent",
-                 "positions", "rules", "tables", "tickets", "to_move")
+    __slots__ = ("_belief", "_legal", "_mrx_view_log", "_view_log", "last_move", "log",
+                 "outcome", "parent", "positions", "rules", "tables", "tickets", "to_move")
 
     rules: Ruleset
     tables: MoveTables
@@ -109,6 +109,7 @@ class State:
     _legal: tuple[Move, ...] | None
     _belief: frozenset[int] | None
     _view_log: tuple[Any, ...] | None  # detectives' log view, memoised by game.views
+    _mrx_view_log: tuple[Any, ...] | None  # Mister X's log view, likewise
 
     @classmethod
     def _make(cls, rules: Ruleset, positions: tuple[int, ...],
@@ -128,6 +129,7 @@ class State:
         state._legal = None
         state._belief = belief
         state._view_log = None
+        state._mrx_view_log = None
         return state
 
     # ----------------------------------------------------------------- basic queries

@@ -56,15 +56,16 @@ class View:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the protocol's ``view`` object)."""
+        # Built on every turn of every served game: plain loops over precomputed names.
         reveal = self.last_reveal()
+        names = _TICKET_NAME_LIST
         return {
             "seat": None if self.seat is None else seat_name(self.seat),
             "to_move": seat_name(self.to_move),
             "move_number": len(self.log),
             "detectives": list(self.detectives),
-            "tickets": {seat_name(i): _tickets_dict(self.rules, i, t)
-                        for i, t in enumerate(self.tickets)},
-            "log": [{"ticket": TICKET_NAMES[e.ticket], "station": e.station} for e in self.log],
+            "tickets": _tickets_view(self.rules, self.tickets),
+            "log": [{"ticket": names[e.ticket], "station": e.station} for e in self.log],
             "last_reveal": None if reveal is None else {"move": reveal[0], "station": reveal[1]},
             "possible": sorted(self.possible),
             "outcome": None if self.outcome is None else self.outcome.to_dict(),
@@ -87,17 +88,31 @@ class MrXView(View):
         return {**super().to_dict(), "mrx": self.mrx}
 
 
-def _tickets_dict(rules: Ruleset, seat: int, tickets: tuple[int, ...]) -> dict[str, int] | None:
-    uses = rules.mrx_tickets if seat == MRX else rules.detective_tickets
-    if uses is None:
-        return None
-    if len(tickets) <= len(_TICKET_NAME_LIST):
-        return dict(zip(_TICKET_NAME_LIST, tickets, strict=False))
-    return {TICKET_NAMES[Ticket(i)]: n for i, n in enumerate(tickets)}
+def _tickets_view(rules: Ruleset, tickets: tuple[tuple[int, ...], ...]
+                  ) -> dict[str, dict[str, int] | None]:
+    """Every seat's tickets by seat name (``None`` where the ruleset counts none)."""
+    counted = (rules.mrx_tickets is not None, rules.detective_tickets is not None)
+    names = _TICKET_NAME_LIST
+    out: dict[str, dict[str, int] | None] = {}
+    for seat, own in enumerate(tickets):
+        key = _SEAT_NAMES[seat] if seat < len(_SEAT_NAMES) else seat_name(seat)
+        if not counted[seat != MRX]:
+            out[key] = None
+        elif len(own) == 5:  # one count per Ticket, as every state holds them
+            out[key] = {"taxi": own[0], "bus": own[1], "underground": own[2],
+                        "secret": own[3], "double": own[4]}
+        elif len(own) <= len(names):
+            out[key] = dict(zip(names, own, strict=False))
+        else:
+            out[key] = {TICKET_NAMES[Ticket(i)]: n for i, n in enumerate(own)}
+    return out
 
 
 _TICKET_NAME_LIST = [TICKET_NAMES[t] for t in sorted(Ticket)]
 """Ticket names by ticket number (a view is built on every turn: no enum calls)."""
+assert _TICKET_NAME_LIST == ["taxi", "bus", "underground", "secret", "double"]
+_SEAT_NAMES = [seat_name(seat) for seat in range(32)]
+"""Seat names by seat number, for the usual seat counts."""
 
 
 def _public(state: State) -> dict[str, Any]:
@@ -136,8 +151,25 @@ def _hidden_log(state: State) -> tuple[LogEntryView, ...]:
 
 def mrx_view(state: State) -> MrXView:
     """Mister X's view."""
-    log = tuple(LogEntryView(ticket, station) for ticket, station in state.log)
-    return MrXView(seat=MRX, log=log, mrx=state.mrx_station, **_public(state))
+    return MrXView(seat=MRX, log=_full_log(state), mrx=state.mrx_station, **_public(state))
+
+
+def _full_log(state: State) -> tuple[LogEntryView, ...]:
+    """The travel log as Mister X sees it (every station), memoised as in
+    :func:`_hidden_log`."""
+    chain: list[State] = []
+    node: State | None = state
+    while node is not None and node._mrx_view_log is None:
+        chain.append(node)
+        node = node.parent
+    built: tuple[LogEntryView, ...] = () if node is None else node._mrx_view_log or ()
+    for child in reversed(chain):
+        done = len(built)
+        if len(child.log) != done:
+            built += tuple(LogEntryView(ticket, station)
+                           for ticket, station in child.log[done:])
+        child._mrx_view_log = built
+    return built
 
 
 def view_from_dict(data: dict[str, Any], rules: Ruleset) -> MrXView | DetectiveView:

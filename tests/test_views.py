@@ -85,3 +85,37 @@ def test_state_from_detective_view_is_a_determinization() -> None:
     assert guess.possible_locations() == view.possible
     assert [s for _, s in guess.log] == [0]  # hidden stations are not carried over
     assert set(guess.legal_moves()) == set(state.legal_moves())
+
+
+def test_view_dicts_follow_the_state_along_whole_games() -> None:
+    """Memoised logs and the fast ticket dicts: every seat's view of every state of a
+    random game in each ruleset equals what the state itself says (views asked for only
+    now and then, so the memo also fills gaps along the chain)."""
+    import random
+
+    from game import load_ruleset, seat_name
+    from game.moves import TICKET_NAMES, Ticket
+    from game.rules import BUILTIN
+
+    for name in BUILTIN:
+        rules = load_ruleset(name)
+        rng = random.Random(name)
+        state = new_game(rules, seed=7)
+        while True:
+            if rng.random() < 0.4 or state.outcome is not None:
+                for seat in (0, 1, None):
+                    view = state.view(seat).to_dict()
+                    stations = [s if seat == 0 or slot in rules.reveal_moves else None
+                                for slot, (_, s) in enumerate(state.log, start=1)]
+                    assert view["log"] == [{"ticket": TICKET_NAMES[Ticket(t)], "station": s}
+                                           for (t, _), s in zip(state.log, stations,
+                                                                strict=True)]
+                    counted = (rules.mrx_tickets, rules.detective_tickets)
+                    assert view["tickets"] == {
+                        seat_name(i): None if counted[i != 0] is None
+                        else {TICKET_NAMES[Ticket(j)]: n for j, n in enumerate(own)}
+                        for i, own in enumerate(state.tickets)}
+                    assert ("mrx" in view) == (seat == 0)
+            if state.outcome is not None:
+                break
+            state = state.apply(rng.choice(state.legal_moves()))
