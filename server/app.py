@@ -42,8 +42,9 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed, InvalidState, PayloadTooBig
 from websockets.exceptions import ProtocolError as WsProtocolError
+from websockets.frames import DATA_OPCODES, Frame, Opcode
 from websockets.http11 import Request, Response
-from websockets.protocol import State
+from websockets.protocol import Event, State
 
 from db.errors import AlreadyPlayedError
 from db.records import GameRecord
@@ -193,9 +194,55 @@ class _Gate:
 
 
 class _GatedConnection(ServerConnection):
-    """A websockets server connection counted by a :class:`_Gate` from accept to close."""
+    """A websockets server connection counted by a :class:`_Gate` from accept to close.
+
+    Whole (unfragmented) data frames go straight from ``data_received`` to the sink the
+    handler attaches (:meth:`attach`), in order, without websockets' message queue and a
+    reader task wake-up per frame; frames that arrive before the handler attaches wait in
+    a list. Once a client sends a fragmented message (or a text frame that is not UTF-8),
+    that frame and all later ones take websockets' own path (the handler's reader loop),
+    so the order of messages is kept either way.
+    """
 
     gate: ClassVar[_Gate]
+    yard_sink: Callable[[str | bytes], None] | None = None
+    yard_direct = True
+    yard_pending: list[str | bytes] | None = None
+
+    def attach(self, sink: Callable[[str | bytes], None]) -> None:
+        """Hand ``sink`` every whole data frame from now on (those waiting first)."""
+        pending, self.yard_pending = self.yard_pending or [], None
+        for data in pending:
+            sink(data)
+        self.yard_sink = sink
+
+    def detach(self) -> None:
+        """No more frames to the sink (the handler is done)."""
+        self.yard_sink = None
+        self.yard_direct = False
+
+    def process_event(self, event: Event) -> None:
+        if type(event) is Frame and event.opcode in DATA_OPCODES:
+            if self.yard_direct and event.fin and event.opcode is not Opcode.CONT:
+                data: str | bytes
+                if event.opcode is Opcode.TEXT:
+                    try:
+                        data = str(event.data, "utf-8")
+                    except UnicodeDecodeError:  # websockets fails the connection (1007)
+                        self.yard_direct = False
+                        super().process_event(event)
+                        return
+                else:
+                    data = bytes(event.data)
+                if self.yard_sink is not None:
+                    self.yard_sink(data)
+                elif self.yard_pending is None:
+                    self.yard_pending = [data]
+                else:
+                    self.yard_pending.append(data)
+                return
+            self.yard_direct = False  # a fragmented message: websockets assembles it
+        super().process_event(event)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         peer = transport.get_extra_info("peername")
@@ -343,9 +390,13 @@ class MatchServer:
         writer = asyncio.create_task(self._write(ws, outbox))
         timer = asyncio.get_running_loop().call_later(
             self.core.config.hello_timeout_s, self._hello_due, conn)
+        if isinstance(ws, _GatedConnection):
+            ws.attach(lambda data: self._apply(self.core.receive(conn, data, time.monotonic())))
         try:
             await self._read(ws, conn)
         finally:
+            if isinstance(ws, _GatedConnection):
+                ws.detach()
             timer.cancel()
             self._outboxes.pop(conn, None)
             self._sockets.pop(conn, None)

@@ -261,3 +261,56 @@ async def test_start_already_decided_is_stored_with_its_rule_ending(
     for task in tasks:
         assert not task.done()
         task.cancel()
+
+
+async def test_fragmented_and_whole_frames_are_answered_in_order(server: MatchServer) -> None:
+    """Whole frames skip websockets' message queue; a fragmented message switches the
+    connection to websockets' own path, and replies still come in the order sent."""
+    raw = await Raw.open(server.url, "frag")
+    await raw.send({"type": "ping", "nonce": 1})
+    await raw.ws.send(iter(['{"type": "ping",', ' "nonce": 2}']))  # two frames
+    await raw.send({"type": "ping", "nonce": 3})
+    await raw.ws.send(iter(['{"type": "ping", "non', 'ce": 4}']))
+    nonces = [(await raw.expect("pong"))["nonce"] for _ in range(4)]
+    assert nonces == [1, 2, 3, 4]
+
+
+async def test_frames_in_the_handshake_packet_are_kept_for_the_handler(
+        server: MatchServer) -> None:
+    """hello and ping written together with the upgrade request (one TCP write) arrive
+    before the connection's handler runs: they wait for it, in order."""
+    import base64
+    import struct
+
+    def frame(text: str) -> bytes:
+        data, mask = text.encode(), b"\x01\x02\x03\x04"
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+        return struct.pack("!BB", 0x81, 0x80 | len(data)) + mask + masked
+
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port_number)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write((f"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode()
+                 + frame('{"type":"hello","protocol":1,"name":"eager"}')
+                 + frame('{"type":"ping","nonce":7}'))
+    await writer.drain()
+    async with asyncio.timeout(10 * SCALE):
+        assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 101")
+        kinds: list[dict[str, Any]] = []
+        while len(kinds) < 2:
+            head = await reader.readexactly(2)
+            size = head[1] & 0x7F
+            if size == 126:
+                size = struct.unpack("!H", await reader.readexactly(2))[0]
+            kinds.append(json.loads(await reader.readexactly(size)))
+    writer.close()
+    assert [k["type"] for k in kinds] == ["welcome", "pong"] and kinds[1]["nonce"] == 7
+
+
+async def test_text_frame_that_is_not_utf8_closes_with_1007(server: MatchServer) -> None:
+    raw = await Raw.open(server.url, "badtext")
+    raw.ws.protocol.send_text(b'{"type":"ping","nonce":"\xff"}')
+    raw.ws.send_data()
+    with pytest.raises(ConnectionClosed) as closed:
+        await raw.expect("pong")
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1007
