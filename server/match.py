@@ -126,6 +126,9 @@ class _Turn:
     deadline: int
     faults: list[str] = field(default_factory=list)
     illegal: int = 0
+    #: The legal moves by their text (what ``your_turn`` lists; a move message whose
+    #: text is a key is that legal move, since move texts are canonical).
+    legal: dict[str, Move] = field(default_factory=dict)
 
 
 class Match:
@@ -378,16 +381,18 @@ class Match:
         if problem is not None:
             return [*out, (session, problem)]
         assert self.turn is not None
-        try:
-            move = Move.parse(msg.move)
-        except MoveParseError as exc:
-            return self._bad_try(session, Fault.BAD_MOVE, ErrorCode.BAD_MOVE, str(exc), now)
-        if move not in self.state.legal_moves():
+        move = self.turn.legal.get(msg.move)
+        if move is None:  # not the text of a legal move: say why
+            try:
+                move = Move.parse(msg.move)
+            except MoveParseError as exc:
+                return self._bad_try(session, Fault.BAD_MOVE, ErrorCode.BAD_MOVE, str(exc),
+                                     now)
             text = (f"{move} is not a legal move for {seat_name(self.turn.seat)} "
                     f"(turn {self.turn.number})")
             return self._bad_try(session, Fault.ILLEGAL_MOVE, ErrorCode.ILLEGAL_MOVE, text, now)
-        ok = MoveOk(self.game_id, self.turn.number, seat_name(self.turn.seat), str(move))
-        return [(session, ok), *self._play(move, now, None, msg.effort)]
+        ok = MoveOk(self.game_id, self.turn.number, seat_name(self.turn.seat), msg.move)
+        return [(session, ok), *self._play(move, now, None, msg.effort, msg.move)]
 
     def _check_turn(self, session: str, msg: MoveMsg) -> Error | None:
         turn = self.turn
@@ -427,27 +432,30 @@ class Match:
                             Fault.TIMEOUT, "no move before the deadline", turn.seat)
 
     def _play(self, move: Move, now: int, fault: Fault | None,
-              effort: Effort | None = None) -> Outputs:
+              effort: Effort | None = None, text: str | None = None) -> Outputs:
         turn = self.turn
         assert turn is not None
         before = self.state
-        self.state = before.apply(move)
+        # ``move`` is one of ``before``'s legal moves (from ``turn.legal`` or chosen from
+        # them on a timeout): no second legality check.
+        self.state = before.apply_unchecked(move)
+        text = text or str(move)
         used = now - turn.started
         self.bank[turn.seat] = max(0, self.bank[turn.seat] - max(0, used - self._move_us))
         faults = [*turn.faults, *([fault.value] if fault else [])]
         reported = effort or _NO_EFFORT
-        self.turns.append(TurnRecord(turn.number, turn.seat, str(move), used / US,
+        self.turns.append(TurnRecord(turn.number, turn.seat, text, used / US,
                                      fault.value if fault else _last_code(turn.faults),
                                      "; ".join(faults) or None, reported.playouts,
                                      reported.nodes, reported.depth))
-        out = self._broadcast(self._update(before, move, turn))
+        out = self._broadcast(self._update(before, text, turn))
         if self.state.outcome is not None:
             return out + self._finish(self.state.outcome, now, None, None)
         return out + self._begin_turn(now)
 
-    def _update(self, before: State, move: Move, turn: _Turn) -> Update:
+    def _update(self, before: State, move: str, turn: _Turn) -> Update:
         if turn.seat != MRX:
-            public = str(move)
+            public = move
         else:
             # Built from the detectives' view: tickets, plus stations on reveal slots only.
             entries = self.state.view(None).log[len(before.log):]
@@ -465,13 +473,14 @@ class Match:
         self._turn_counter += 1
         seat = self.state.to_move
         deadline = now + self._move_us + self.bank[seat]
-        self.turn = _Turn(self._turn_counter, seat, now, deadline)
+        self.turn = _Turn(self._turn_counter, seat, now, deadline,
+                          legal={str(m): m for m in self.state.legal_moves()})
         return [(self.spec.players[seat].session, self._your_turn(self.turn, now))]
 
     def _your_turn(self, turn: _Turn, now: int) -> YourTurn:
         move_left = max(0, turn.started + self._move_us - now)
         bank_left = max(0, min(self.bank[turn.seat], turn.deadline - now))
-        legal = [str(m) for m in self.state.legal_moves()]
+        legal = list(turn.legal)
         return YourTurn(self.game_id, turn.number, seat_name(turn.seat),
                         self.state.view(turn.seat).to_dict(), legal,
                         Clock(round(move_left / US, 3), round(bank_left / US, 3)))
