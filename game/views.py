@@ -7,6 +7,7 @@ tickets, and stations only on reveal slots. Servers serialise only views, never 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from game.moves import TICKET_NAMES, Ticket
@@ -21,6 +22,12 @@ class LogEntryView:
 
     ticket: Ticket
     station: int | None
+
+    @cached_property
+    def wire(self) -> dict[str, Any]:
+        """The entry as it appears in :meth:`View.to_dict` (built once per entry: entries
+        are shared along a game's states; do not modify it)."""
+        return {"ticket": _TICKET_NAME_LIST[self.ticket], "station": self.station}
 
 
 @dataclass(frozen=True)
@@ -58,14 +65,13 @@ class View:
         """JSON-ready form (the protocol's ``view`` object)."""
         # Built on every turn of every served game: plain loops over precomputed names.
         reveal = self.last_reveal()
-        names = _TICKET_NAME_LIST
         return {
             "seat": None if self.seat is None else seat_name(self.seat),
             "to_move": seat_name(self.to_move),
             "move_number": len(self.log),
             "detectives": list(self.detectives),
             "tickets": _tickets_view(self.rules, self.tickets),
-            "log": [{"ticket": names[e.ticket], "station": e.station} for e in self.log],
+            "log": [e.wire for e in self.log],
             "last_reveal": None if reveal is None else {"move": reveal[0], "station": reveal[1]},
             "possible": sorted(self.possible),
             "outcome": None if self.outcome is None else self.outcome.to_dict(),
