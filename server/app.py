@@ -40,8 +40,7 @@ from typing import Any, ClassVar, Protocol
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed, InvalidState, PayloadTooBig
-from websockets.exceptions import ProtocolError as WsProtocolError
+from websockets.exceptions import ConnectionClosed, PayloadTooBig
 from websockets.frames import DATA_OPCODES, Frame, Opcode
 from websockets.http11 import Request, Response
 from websockets.protocol import Event, State
@@ -106,6 +105,8 @@ class _Outbox:
         #: Bytes framed straight into the transport this loop tick (not yet written out):
         #: they count against ``limit`` as queued ones do.
         self.direct = 0
+        #: Those frames (header, payload, header, ...), written out at the end of the tick.
+        self.frames: list[bytes] = []
         self.closing: _CloseMarker | None = None
         self.overflowed = False
         self.ready = asyncio.Event()
@@ -120,6 +121,7 @@ class _Outbox:
         if self.bytes + self.direct + size > self.limit:
             self.overflowed = True
             self.items.clear()
+            self.frames.clear()  # this tick's frames: dropped with it
             self.bytes = 0
             return False
         self.direct += size
@@ -257,6 +259,16 @@ class _GatedConnection(ServerConnection):
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         self.gate.release(self.yard_address)
+
+
+def _text_header(size: int) -> bytes:
+    """The header of an unmasked, unfragmented server text frame of ``size`` bytes
+    (RFC 6455 section 5.2), as websockets writes it without extensions."""
+    if size < 126:
+        return bytes((0x81, size))
+    if size < 1 << 16:
+        return b"\x81\x7e" + size.to_bytes(2, "big")
+    return b"\x81\x7f" + size.to_bytes(8, "big")
 
 
 def _refusal(text: str) -> Response:
@@ -480,21 +492,17 @@ class MatchServer:
             return
         if outbox.idle():
             ws = self._sockets.get(conn)
-            if ws is not None and not ws.paused and ws.protocol.state is State.OPEN:
+            if (ws is not None and not ws.paused and ws.protocol.state is State.OPEN
+                    and not ws.protocol.extensions):
                 if not outbox.reserve(len(text)):
-                    ws.protocol.data_to_send()  # this tick's frames: dropped with it
                     self._overflow(conn, outbox)
                     return
-                try:
-                    ws.protocol.send_text(text)
-                except (InvalidState, WsProtocolError):
-                    pass  # closing meanwhile: the outbox path below drops it
-                else:
-                    self._dirty[conn] = (ws, outbox)
-                    if not self._flush_due:
-                        self._flush_due = True
-                        asyncio.get_running_loop().call_soon(self._flush)
-                    return
+                outbox.frames += (_text_header(len(text)), text)
+                self._dirty[conn] = (ws, outbox)
+                if not self._flush_due:
+                    self._flush_due = True
+                    asyncio.get_running_loop().call_soon(self._flush)
+                return
         if not outbox.put(text):
             self._overflow(conn, outbox)
 
@@ -504,13 +512,16 @@ class MatchServer:
         dirty, self._dirty = self._dirty, {}
         for ws, outbox in dirty.values():
             outbox.direct = 0
-            writes = ws.protocol.data_to_send()
-            if not writes or ws.transport.is_closing():
+            frames, outbox.frames = outbox.frames, []
+            writes = ws.protocol.data_to_send()  # websockets' own, if any (it sends at once)
+            if ws.transport.is_closing():
                 continue
+            if ws.protocol.state is State.OPEN:  # else closing meanwhile: frames dropped
+                writes += frames
             if b"" in writes:  # an end-of-stream marker: websockets writes it its own way
                 ws.protocol.writes[:0] = writes
                 ws.send_data()
-            else:
+            elif writes:
                 ws.transport.write(b"".join(writes))
 
     def _queue_store(self, finished: Finished) -> None:
