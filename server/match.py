@@ -145,6 +145,10 @@ class Match:
                              f"{self.state.n_detectives + 1} seats")
         self._wall = wall or (lambda t: datetime.fromtimestamp(t, UTC))
         self._rng = random.Random(spec.seed)
+        self._sessions = tuple(dict.fromkeys(p.session for p in spec.players))
+        self._seats: dict[str, tuple[int, ...]] = {
+            session: tuple(i for i, p in enumerate(spec.players) if p.session == session)
+            for session in self._sessions}
         self._move_us = round(spec.time_control.move_s * US)
         self._grace_us = round(spec.grace_s * US)
         #: Bank left per seat, in microseconds.
@@ -161,10 +165,6 @@ class Match:
         self._t0: float | None = None  # ``now`` of the start, in the caller's seconds
         self._last_us = 0  # time of the last logged event
         self._turn_counter = 0
-        self._sessions = tuple(dict.fromkeys(p.session for p in spec.players))
-        self._seats: dict[str, tuple[int, ...]] = {
-            session: tuple(i for i, p in enumerate(spec.players) if p.session == session)
-            for session in self._sessions}
 
     # ------------------------------------------------------------------ queries
 
