@@ -37,7 +37,7 @@ from server.tournament.cluster import (
 )
 from server.tournament.players import resolve_players
 from server.tournament.runner import TournamentSpec, create
-from server.tournament.sprt import sprt_state, stored_sprt_state
+from server.tournament.sprt import SprtMonitor, sprt_state, stored_sprt_state
 
 POSTGRES_URL = os.environ.get("YARD_TEST_POSTGRES_URL")
 HAVE_RAY = importlib.util.find_spec("ray") is not None
@@ -191,9 +191,15 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
         assert seen and seen[-1] == "H1" and "continue" in seen  # recorded as games came
         stored = _stored(pg_url, tid)
         assert set(stored.values()) == {1} and len(stored) < 60  # stopped early
-        # Past the decision only the games already running (one per worker, plus what a
-        # worker claimed before it read the decision) were played.
-        assert len(stored) <= 2 * state.pairs + state.incomplete_pairs + 4
+        # Past the deciding game only the other worker's running game may finish: replay
+        # the stored games in the order they finished to find the deciding one.
+        replay = SprtMonitor(tid, SprtSpec.parse("elo0=0,elo1=200"), "greedy", "random", 30)
+        rows = [row for row in db.results(tournament_id=tid) if row.schedule_id is not None]
+        deciding = 0
+        while not replay.decided:
+            replay.add_results([rows[deciding]])
+            deciding += 1
+        assert len(rows) == len(stored) and len(rows) - deciding <= 2
         again = ClusterRun(db, pg_url, tid, parse_cluster("local:2"), lease_s=10,
                            child_log=tmp_path / "children.log").run()
         assert again.workers == 0 and again.progress.played_now == 0

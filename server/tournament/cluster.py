@@ -14,8 +14,9 @@ is unique as the last guard), so of two workers that played one entry (the first
 had expired) the first to store counts; the other logs it and drops its copy. A game whose
 server aborts it is parked for the rest of the run and played again by
 ``yard tournament resume``, as on one machine. An SPRT
-(``--sprt``) is recomputed by the driver from the shared database as games are stored; once
-it is decided, workers claim no new game (those running finish, as on one machine).
+(``--sprt``) is recomputed from the shared database by each worker before it claims a game
+and by the driver (which records it) as games are stored; once it is decided, workers claim
+no new game (those running finish, as on one machine).
 
 Each worker declares the CPUs one game needs (the most cores one move of the tournament's
 bots uses, one for time-based bots), so Ray never runs more games on a node than it has
@@ -46,7 +47,7 @@ from db.store import Database
 from protocol import ErrorCode
 from server.admin import AdminClient, AdminError
 from server.tournament.runner import Progress, TournamentRunError, TournamentRunner
-from server.tournament.sprt import SprtMonitor, record_state
+from server.tournament.sprt import SprtMonitor, record_state, sprt_state
 
 log = logging.getLogger(__name__)
 
@@ -222,8 +223,11 @@ class ClaimingRunner(TournamentRunner):
         return progress
 
     def _decided_run(self) -> bool:
-        """Whether the driver has recorded the tournament's SPRT as decided."""
-        return self.db.get_tournament(self.tournament_id).finished
+        """Whether the games stored so far (by every worker) decide the tournament's SPRT:
+        recomputed from the shared database before each claim, so no worker starts a game
+        after the decision is in the store."""
+        state = sprt_state(self.db, self.tournament_id)
+        return state is not None and state.decision.final
 
     async def _claimed(self, admin: AdminClient, entry: ScheduledGame,
                        progress: Progress) -> None:
@@ -373,8 +377,8 @@ class ClusterRun:
         progress.done = start_done
         report = ClusterReport(progress, count, cpus)
         # An SPRT: the driver records the test from the shared database whenever games are
-        # stored; workers stop claiming once it is decided (running games finish, as on
-        # one machine) and a decided test plays nothing.
+        # stored; workers recompute it before each claim and stop once it is decided
+        # (running games finish, as on one machine); a decided test plays nothing.
         sprt = SprtMonitor.load(db, tid) is not None
         decided = self._record_sprt(progress) if sprt else False
         if decided:
