@@ -299,6 +299,29 @@ def test_a_worker_whose_lease_passed_on_cannot_store_a_second_copy(
     second.close()
 
 
+def test_the_unique_schedule_id_is_the_last_guard_and_says_already_played(
+        database: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should the in-transaction check miss the first game (a race it cannot see), the
+    unique games.schedule_id refuses the second, reported as AlreadyPlayedError."""
+    tid = database.create_tournament({"rules": "grid5"})
+    entry = database.schedule(tid, two_pairs())[0]
+    database.save_game(scheduled_record("first", entry))
+    real = Database._refuse_played
+    calls: list[str] = []
+
+    def blind_once(session: sa.orm.Session, record: GameRecord) -> None:
+        calls.append(record.game_id)
+        if len(calls) > 1:  # the check after the failed insert sees the stored game
+            real(session, record)
+
+    monkeypatch.setattr(Database, "_refuse_played", staticmethod(blind_once))
+    with pytest.raises(AlreadyPlayedError, match="already played as game first"):
+        database.save_game(scheduled_record("second", entry))
+    assert calls == ["second", "second"]
+    assert [g.game_id for g in database.list_games()] == ["first"]
+    assert count(database, "turns") == len(scheduled_record("first", entry).turns)
+
+
 def test_results_carry_pairs_and_schedule_players(database: Database) -> None:
     tid = database.create_tournament({"rules": "grid5"})
     entries = database.schedule(tid, [
