@@ -14,6 +14,10 @@ average (the machine may be shared: compare ratios, not times)::
 
     .venv/bin/python bench/server_cpu.py -c 100 --games 300 --rules classic
 
+``--rules grid5 -c 5000 --games 5000`` runs 5,000 games at once (the server's resident
+memory is sampled: ``rss_kib_per_game`` is the peak over the idle server per running game);
+``--skip-echo`` leaves out the echo server.
+
 and the same for an older commit, side by side (run from outside that tree)::
 
     git archive e5b359f | tar -x -C /tmp/base
@@ -31,6 +35,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -106,19 +111,59 @@ def yard_run(args: argparse.Namespace) -> dict[str, object]:
             env={**os.environ, "PYTHONPATH": args.yard_src} if args.yard_src else None,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
+        rss = _RssPeak(server.pid)
         try:
             _wait_port(port, server)
+            idle = _rss_bytes(server.pid)
+            rss.start()
             out = subprocess.run(
                 ["taskset", "-c", "1", sys.executable, str(ECHO / "yard_load.py"), "--port",
                  str(port), "--server-pid", str(server.pid), "-c", str(args.concurrent),
                  "--games", str(args.games), "--rules", args.rules],
                 capture_output=True, text=True, check=True).stdout
         finally:
+            rss.stop()
             _stop(server)
         result = _last_json(out)
+        result["rss_idle_mib"] = round(idle / 2**20, 1)
+        result["rss_peak_mib"] = round(rss.peak / 2**20, 1)
+        # Server memory per running game (its two bot connections included): the peak
+        # over the idle server, divided by the games running at once.
+        result["rss_kib_per_game"] = round((rss.peak - idle) / 1024 / args.concurrent, 1)
         result["db_bytes_per_game"] = round(os.path.getsize(db) / max(args.games, 1))
         result["stored_bytes_per_game"] = _stored_bytes(db)
         return result
+
+
+def _rss_bytes(pid: int) -> int:
+    """Resident memory of process ``pid`` (VmRSS)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+class _RssPeak(threading.Thread):
+    """Samples a process's resident memory every 0.1 s; ``peak`` is the largest seen."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak = 0
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(0.1):
+            try:
+                self.peak = max(self.peak, _rss_bytes(self.pid))
+            except OSError:
+                return
+
+    def stop(self) -> None:
+        self._done.set()
+        if self.is_alive():
+            self.join()
 
 
 def _stored_bytes(db: Path) -> float | None:
@@ -160,8 +205,9 @@ def main() -> None:
     yard = yard_run(args)
     echo_us = echo.get("server_us_per_rt") if echo else None
     yard_us = yard.get("server_us_per_move")
-    keys = ("moves", "games", "server_us_per_move", "out_frames_per_move", "p99_ms",
-            "errors", "db_bytes_per_game", "stored_bytes_per_game", "conn_lost")
+    keys = ("moves", "games", "server_us_per_move", "out_frames_per_move", "rtt_p99_ms",
+            "errors", "db_bytes_per_game", "stored_bytes_per_game", "conn_lost",
+            "rss_idle_mib", "rss_peak_mib", "rss_kib_per_game")
     print(json.dumps({
         "concurrent": args.concurrent, "rules": args.rules, "loop": args.loop,
         "yard_src": args.yard_src or "this checkout", "games": args.games,
