@@ -16,10 +16,16 @@ set, never his station:
   probability to the end of the game (a table over station triples and rounds, filled once
   per process; ``depth`` is not used): the optimal Mister X against ``random`` detectives.
 
+With ``blend`` > 0 (default 1) on those rulesets, the value of each of Mister X's moves
+under ``model=chase`` or ``mass`` is multiplied by his exact survival probability against
+random detectives raised to ``blend``: a move must be safe against chasers *and* against
+wandering detectives.
+
 The search looks ``depth`` rounds ahead (a round is Mister X's move and every detective's
 reply) and is exact within that horizon: a catch scores 0, surviving the last round 1, and
 a position at the horizon scores a survival estimate in [0, 1] from the distance to the
-nearest detective, the size of the possible set and Mister X's escape squares. Values are
+nearest detective, the size of the possible set, Mister X's escape squares and the stations
+he reaches first. Values are
 memoised per decision; equal-valued moves are split with ``self.rng`` (seeded).
 
 The model covers ticket-free rulesets on boards of up to 100 stations (``grid5``); with more
@@ -27,10 +33,21 @@ than two detectives it searches one round only. On other rulesets (tickets, Lond
 only scores each legal move's destination with the estimate, from the exact possible set
 after the move (:func:`game.belief.after_mrx_move`): legal, fast and much weaker.
 
-Options (defaults in brackets): ``depth`` [2] rounds searched; ``model`` [chase] ``chase``
-or ``random``; ``epsilon`` [0.25] share of random detective moves in the ``chase`` model;
-``prune`` [0.002] branches below this probability are scored by the estimate instead of
-searched.
+Options (defaults in brackets): ``depth`` [3] rounds searched; ``model`` [chase] ``chase``,
+``mass`` (each detective steps to minimise its summed distance to the possible set) or
+``random``; ``epsilon`` [0.05] share of random detective moves in the ``chase``/``mass``
+models; ``blend`` [1.0] (above); ``prune`` [0.002] branches below this probability are
+scored by the estimate instead of searched; ``grab`` [0] with ``grab`` > 0 a detective next
+to possible stations steps onto one with probability ``grab`` × (their share of the set);
+``paranoid`` [0] when the possible set has at most this many stations the detectives are
+assumed to play their worst move for him. The estimate: ``w_dist`` [0.8] per step to the
+nearest detective beyond the first (at most 3), ``w_belief`` [0.5] per bit of the possible
+set, ``w_escape`` [0.3] per move out of every detective's reach, ``w_area`` [0.3] per
+station he reaches strictly before every detective, over ``scale`` [2]:
+``1 - 0.9 exp(-score / scale)``.
+
+Tuned on grid5 against ``alphabeta:depth=4`` and ``mcts:profile=tuned`` detectives (seeds
+700,000+ and 900,000+); measured on seeds 100,000+ (bench/RESULTS.md).
 
 >>> from game import new_game
 >>> state = new_game("grid5", seed=3)
@@ -95,7 +112,8 @@ class HiderBot(Bot):
     def __init__(self, seed: int | None = None, *, depth: int = 3, model: str = "chase",
                  epsilon: float = 0.05, prune: float = 0.002, w_dist: float = 0.8,
                  w_belief: float = 0.5, w_escape: float = 0.3, w_area: float = 0.3,
-                 scale: float = 2.0, grab: float = 0.0, paranoid: int = 0) -> None:
+                 scale: float = 2.0, grab: float = 0.0, paranoid: int = 0,
+                 blend: float = 1.0) -> None:
         super().__init__(seed)
         if model not in MODELS:
             raise BotOptionError(f"bot 'hider': model={model!r} is not one of "
@@ -104,12 +122,14 @@ class HiderBot(Bot):
             raise BotOptionError(f"bot 'hider': depth must lie in [1, {MAX_DEPTH}]")
         if not 0.0 <= epsilon <= 1.0 or not 0.0 <= prune < 1.0:
             raise BotOptionError("bot 'hider': epsilon must lie in [0, 1], prune in [0, 1)")
+        if blend < 0.0 or grab < 0.0 or scale <= 0.0:
+            raise BotOptionError("bot 'hider': blend and grab must be >= 0, scale > 0")
         self.depth, self.model = depth, model
         self.epsilon = 1.0 if model == "random" else epsilon
         self.prune = prune
         self.w_dist, self.w_belief, self.w_escape = w_dist, w_belief, w_escape
         self.w_area, self.scale, self.grab = w_area, scale, grab
-        self.paranoid = paranoid
+        self.paranoid, self.blend = paranoid, blend
         self._area: dict[tuple[int, ...], int] = {}
         self.nodes = 0
         self._memo: dict[tuple[int, ...], float] = {}
@@ -141,6 +161,7 @@ class HiderBot(Bot):
                 values[move] = _random_detectives(rules, k + 1, move.destination, dets, 0)
             return self._pick(legal, values)
         searchable = _searchable(rules)
+        exact = _exact_random_ok(rules, len(dets))
         tb = self._tb
         assert tb is not None
         depth = self.depth if len(dets) <= 2 else 1
@@ -151,6 +172,9 @@ class HiderBot(Bot):
             to = move.destination
             if searchable:
                 values[move] = self._detectives(k + slots, to, dets, mask, 0, depth, 1.0)
+                if self.blend and exact:
+                    values[move] *= _random_detectives(rules, k + slots, to, dets,
+                                                       0) ** self.blend
             else:
                 escapes = [n for n in tb.neighbours[to] if n not in dets]
                 values[move] = self._estimate(k + slots, to, dets, mask, escapes)

@@ -79,7 +79,8 @@ def test_plays_mister_x_only() -> None:
 
 
 @pytest.mark.parametrize("options", [{"model": "psychic"}, {"depth": 0}, {"depth": 99},
-                                     {"epsilon": 1.5}, {"prune": 1.0}])
+                                     {"epsilon": 1.5}, {"prune": 1.0}, {"blend": -1.0},
+                                     {"scale": 0.0}])
 def test_bad_options_are_refused(options: dict[str, object]) -> None:
     with pytest.raises(BotOptionError):
         HiderBot(seed=1, **options)  # type: ignore[arg-type]
