@@ -16,7 +16,7 @@ set, never his station:
   probability to the end of the game (a table over station triples and rounds, filled once
   per process; ``depth`` is not used): the optimal Mister X against ``random`` detectives.
 
-With ``blend`` > 0 (default 1) on those rulesets, the value of each of Mister X's moves
+With ``blend`` > 0 (default 0) on those rulesets, the value of each of Mister X's moves
 under ``model=chase`` or ``mass`` is multiplied by his exact survival probability against
 random detectives raised to ``blend``: a move must be safe against chasers *and* against
 wandering detectives.
@@ -36,7 +36,8 @@ after the move (:func:`game.belief.after_mrx_move`): legal, fast and much weaker
 Options (defaults in brackets): ``depth`` [3] rounds searched; ``model`` [chase] ``chase``,
 ``mass`` (each detective steps to minimise its summed distance to the possible set) or
 ``random``; ``epsilon`` [0.05] share of random detective moves in the ``chase``/``mass``
-models; ``blend`` [1.0] (above); ``prune`` [0.002] branches below this probability are
+models; ``blend`` [0] (above; ``blend=1`` wins more against random detectives and less
+against MCTS ones); ``prune`` [0.002] branches below this probability are
 scored by the estimate instead of searched; ``grab`` [0] with ``grab`` > 0 a detective next
 to possible stations steps onto one with probability ``grab`` × (their share of the set);
 ``paranoid`` [0] when the possible set has at most this many stations the detectives are
@@ -113,7 +114,7 @@ class HiderBot(Bot):
                  epsilon: float = 0.05, prune: float = 0.002, w_dist: float = 0.8,
                  w_belief: float = 0.5, w_escape: float = 0.3, w_area: float = 0.3,
                  scale: float = 2.0, grab: float = 0.0, paranoid: int = 0,
-                 blend: float = 1.0) -> None:
+                 blend: float = 0.0) -> None:
         super().__init__(seed)
         if model not in MODELS:
             raise BotOptionError(f"bot 'hider': model={model!r} is not one of "
