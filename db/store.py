@@ -160,7 +160,7 @@ class Database:
         _check_record(record)
         try:
             with self._write(f"save game {record.game_id!r}") as session:
-                if not self._add_game(session, record):
+                if not self._add_games(session, [record])[0]:
                     return False
         except AlreadyPlayedError:
             raise
@@ -177,31 +177,61 @@ class Database:
 
     def save_games(self, records: Sequence[GameRecord]) -> list[bool]:
         """Store finished games as :meth:`save_game` does, all in one transaction (one
-        commit for a batch): per record, ``False`` if its game id was already stored. Any
-        error stores none of them (then save them one by one to find the bad one)."""
+        commit for a batch): per record, ``False`` if its game id was already stored (or
+        came earlier in ``records``). Any error stores none of them (then save them one by
+        one to find the bad one)."""
         for record in records:
             _check_record(record)
+        if not records:
+            return []
         with self._write(f"save {len(records)} games") as session:
-            stored = [self._add_game(session, record) for record in records]
+            stored = self._add_games(session, records)
         log.info("%d games stored in one transaction", stored.count(True))
         return stored
 
-    def _add_game(self, session: Session, record: GameRecord) -> bool:
-        if session.get(GameRow, record.game_id) is not None:
-            return False
-        tournament_id = self._check_schedule(session, record)
-        if record.outcome.termination is Termination.ABORTED:
-            # An aborted game (server shutdown, Ctrl-C) was not played: it is kept for the
-            # record but leaves its schedule entry pending for a resume.
-            record = replace(record, schedule_id=None, tournament_id=tournament_id)
-        session.add(_game_row(record, tournament_id))
-        session.flush()
-        _add_seats(session, record)
-        _add_turns(session, record)
-        linked = replace(record, tournament_id=tournament_id)
-        session.add(GameRecordRow(game_id=record.game_id, record=record_to_dict(linked)))
-        session.flush()
-        return True
+    def _add_games(self, session: Session, records: Sequence[GameRecord]) -> list[bool]:
+        """Insert ``records`` (checked) with one Core executemany per table for the whole
+        batch: no ORM object per row. Schedule entries are checked (and locked) one by one
+        as :meth:`save_game` documents."""
+        ids = {record.game_id for record in records}
+        seen = set(session.scalars(sa.select(GameRow.id).where(GameRow.id.in_(ids))))
+        bot_ids = _bot_ids(session, {(s.bot_name, s.bot_version)
+                                     for record in records for s in record.seats})
+        played: dict[int, str] = {}  # schedule id -> game id, in this batch
+        games: list[dict[str, Any]] = []
+        seats: list[dict[str, Any]] = []
+        kept: list[GameRecord] = []
+        full: list[dict[str, Any]] = []
+        stored = []
+        for record in records:
+            if record.game_id in seen:
+                stored.append(False)
+                continue
+            seen.add(record.game_id)
+            tournament_id = self._check_schedule(session, record)
+            if record.outcome.termination is Termination.ABORTED:
+                # An aborted game (server shutdown, Ctrl-C) was not played: it is kept for
+                # the record but leaves its schedule entry pending for a resume.
+                record = replace(record, schedule_id=None, tournament_id=tournament_id)
+            elif record.schedule_id is not None:
+                first = played.setdefault(record.schedule_id, record.game_id)
+                if first != record.game_id:
+                    raise AlreadyPlayedError(
+                        f"game {record.game_id} not stored: its schedule entry (id "
+                        f"{record.schedule_id}) was already played as game {first}")
+            games.append(_game_values(record, tournament_id))
+            seats.extend(_seat_values(record, bot_ids))
+            kept.append(record)
+            linked = replace(record, tournament_id=tournament_id)
+            full.append({"game_id": record.game_id, "record": record_to_dict(linked)})
+            stored.append(True)
+        if games:
+            session.execute(sa.insert(_table(GameRow)), games)
+            if seats:
+                session.execute(sa.insert(_table(GameSeatRow)), seats)
+            _add_turns(session, *kept)
+            session.execute(sa.insert(_table(GameRecordRow)), full)
+        return stored
 
     def import_games(self, games: Sequence[PortableGame]) -> list[bool]:
         """Store games read from self-contained records, all in one transaction (if any
@@ -609,32 +639,54 @@ def _check_record(record: GameRecord) -> None:
         raise DatabaseError(f"game id {record.game_id!r} must be 1..64 characters")
 
 
-def _game_row(record: GameRecord, tournament_id: str | None) -> GameRow:
+def _table(model: type[Any]) -> sa.Table:
+    """A model's Core table (inserting into it skips the ORM's per-row work)."""
+    table: sa.Table = model.__table__
+    return table
+
+
+def _game_values(record: GameRecord, tournament_id: str | None) -> dict[str, Any]:
     seed = record.seed if record.seed is not None and -_BIGINT <= record.seed < _BIGINT \
         else None  # the exact seed always stays in the JSON record
-    return GameRow(
-        id=record.game_id, ruleset=record.ruleset, seed=seed,
-        start_position=record.start_position,
-        winner=record.outcome.winner.value if record.outcome.winner else None,
-        termination=record.outcome.termination.value, fault_seat=record.outcome.seat,
-        moves=record.moves, started_at=_utc(record.started_at),
-        finished_at=_utc(record.finished_at), mrx_player=record.mrx_player,
-        detective_player=record.detective_player, tournament_id=tournament_id,
-        schedule_id=record.schedule_id)
+    return {
+        "id": record.game_id, "ruleset": record.ruleset, "seed": seed,
+        "start_position": record.start_position,
+        "winner": record.outcome.winner.value if record.outcome.winner else None,
+        "termination": record.outcome.termination.value, "fault_seat": record.outcome.seat,
+        "moves": record.moves, "started_at": _utc(record.started_at),
+        "finished_at": _utc(record.finished_at), "mrx_player": record.mrx_player,
+        "detective_player": record.detective_player, "tournament_id": tournament_id,
+        "schedule_id": record.schedule_id}
 
 
-def _add_seats(session: Session, record: GameRecord) -> None:
-    wanted = {(s.bot_name, s.bot_version) for s in record.seats}
+def _game_row(record: GameRecord, tournament_id: str | None) -> GameRow:
+    return GameRow(**_game_values(record, tournament_id))
+
+
+def _bot_ids(session: Session, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """Bot ids by (name, version), creating the missing bots."""
+    if not wanted:
+        return {}
     query = sa.select(BotRow.name, BotRow.version, BotRow.id).where(
         BotRow.name.in_({name for name, _ in wanted}))
     known = {(name, version): bot_id for name, version, bot_id in session.execute(query)
              if (name, version) in wanted}
     for name, version in wanted - set(known):
         known[name, version] = _new_bot_id(session, name, version)
-    session.execute(sa.insert(GameSeatRow), [
-        {"game_id": record.game_id, "seat": s.seat,
-         "bot_id": known[s.bot_name, s.bot_version], "instance": s.instance}
-        for s in record.seats])
+    return known
+
+
+def _seat_values(record: GameRecord,
+                 bot_ids: dict[tuple[str, str], int]) -> list[dict[str, Any]]:
+    return [{"game_id": record.game_id, "seat": s.seat,
+             "bot_id": bot_ids[s.bot_name, s.bot_version], "instance": s.instance}
+            for s in record.seats]
+
+
+def _add_seats(session: Session, record: GameRecord) -> None:
+    bot_ids = _bot_ids(session, {(s.bot_name, s.bot_version) for s in record.seats})
+    if record.seats:
+        session.execute(sa.insert(_table(GameSeatRow)), _seat_values(record, bot_ids))
 
 
 def _new_bot_id(session: Session, name: str, version: str) -> int:
@@ -654,13 +706,14 @@ def _new_bot_id(session: Session, name: str, version: str) -> int:
     return bot_id
 
 
-def _add_turns(session: Session, record: GameRecord) -> None:
-    if record.turns:  # one executemany, not one ORM object per turn
-        session.execute(sa.insert(TurnRow), [
-            {"game_id": record.game_id, "turn_index": t.index, "seat": t.seat,
+def _add_turns(session: Session, *records: GameRecord) -> None:
+    """Insert the turns of ``records`` with one executemany (no ORM object per turn)."""
+    rows = [{"game_id": record.game_id, "turn_index": t.index, "seat": t.seat,
              "move": t.move, "time_used": t.time_used, "fault": t.fault, "detail": t.detail,
              "playouts": t.playouts, "nodes": t.nodes, "depth": t.depth}
-            for t in record.turns])
+            for record in records for t in record.turns]
+    if rows:
+        session.execute(sa.insert(_table(TurnRow)), rows)
 
 
 def _turn(row: TurnRow) -> TurnRecord:
