@@ -253,6 +253,31 @@ def test_save_games_stores_a_batch_in_one_transaction_or_none_of_it(
                                            for g in ("b1", "b2", "b3", "b4"))
 
 
+def test_save_games_within_one_batch_skips_a_repeated_id_and_refuses_a_replayed_entry(
+        database: Database) -> None:
+    """Checks among the records of one batch (none of them is in the database yet): a
+    repeated game id is stored once, two games for one schedule entry fail the batch with
+    AlreadyPlayedError and nothing of it is stored; an aborted game leaves its entry free."""
+    tid = database.create_tournament({"rules": "grid5"})
+    first, second = database.schedule(tid, two_pairs())[:2]
+    with pytest.raises(AlreadyPlayedError, match="already played as game s1"):
+        database.save_games([scheduled_record("s1", first), played_record("s0", seed=3),
+                             scheduled_record("s2", first)])
+    assert count(database, "games") == count(database, "turns") == 0
+    aborted = scheduled_record("s3", second)
+    aborted.outcome = Outcome(None, Termination.ABORTED)
+    assert database.save_games([played_record("s0", seed=3), played_record("s0", seed=4),
+                                aborted, scheduled_record("s4", second)]) == \
+        [True, False, True, True]
+    assert database.load_game("s0").seed == 3
+    assert database.load_game("s3").tournament_id == tid
+    assert database.load_game("s4").schedule_id == second.schedule_id
+    assert count(database, "game_seats") == sum(
+        len(database.load_game(g).seats) for g in ("s0", "s3", "s4"))
+    assert count(database, "turns") == sum(
+        len(database.load_game(g).turns) for g in ("s0", "s3", "s4"))
+
+
 def test_a_worker_whose_lease_passed_on_cannot_store_a_second_copy(
         database_url: str) -> None:
     """Two claims of one entry (the first lease expires, a second worker claims it), both
