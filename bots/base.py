@@ -39,12 +39,18 @@ class Bot(ABC):
 
     ``roles`` says which sides the bot can play: ``"mrx"``, ``"detectives"`` or both.
     ``rulesets`` names the rulesets it claims to play (``None``: any; ``yard bot-check``
-    tests exactly these). ``self.rng`` is seeded from ``seed`` so the same seed gives the same game.
+    tests exactly these). ``fast`` marks a bot cheap enough to run on the client's event
+    loop (see the attribute). ``self.rng`` is seeded from ``seed`` so the same seed gives
+    the same game.
     """
 
     name: ClassVar[str] = "bot"
     roles: ClassVar[frozenset[str]] = frozenset({"mrx", "detectives"})
     rulesets: ClassVar[frozenset[str] | None] = None
+    #: ``True`` for a bot whose :meth:`choose` always returns within a millisecond or so
+    #: (no search, no clock): the network client then calls it on its event loop instead
+    #: of a worker thread. Leave it ``False`` for anything that searches or reads a clock.
+    fast: ClassVar[bool] = False
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed

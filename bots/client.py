@@ -5,7 +5,10 @@ concurrently (a tournament runner starts one client process per bot and game slo
 announcing its slot as ``instance``, so concurrent games never share a process). Each game
 side (Mister X, or the detective seats it holds) gets its own bot instance from
 ``factory``, seeded from ``game_start.seed``; ``choose`` runs in a worker thread so slow
-bots never stall the connection; the effort the bot reports goes with its move. A dropped
+bots never stall the connection (bots marked :attr:`~bots.base.Bot.fast` are called on
+the event loop instead, saving the thread hop); the effort the bot reports goes with its
+move. Frames the client ignores (``update``, ``move_ok``...) are not validated, and
+``your_turn`` is read without the generic validator. A dropped
 connection is resumed with the session's resume token, so running games carry on.
 
 >>> client = BotClient(lambda: make_bot("random"), "ws://127.0.0.1:1", name="random")
@@ -23,7 +26,9 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+import orjson
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
@@ -33,7 +38,9 @@ from game import Move, Outcome, Ruleset, parse_seat
 from game.errors import YardError
 from game.views import rules_from_definition, view_from_dict
 from protocol import (
+    MESSAGE_TYPES,
     PROTOCOL_VERSION,
+    Clock,
     Effort,
     Error,
     ErrorCode,
@@ -70,6 +77,61 @@ class ClientError(YardError):
 class _Game:
     rules: Ruleset
     bots: dict[str, Bot] = field(default_factory=dict)  # side ("mrx"/"detectives") -> bot
+
+
+MAX_FRAME = 2**22
+"""Largest frame the client accepts (a classic-board ``game_start`` or view is far below)."""
+
+_HANDLED = frozenset({"welcome", "game_start", "your_turn", "game_over", "ping", "error"})
+"""Message types the client acts on; the other known types are skipped unread."""
+
+_MOVES: dict[str, Move] = {}
+"""Parsed legal moves by text (a board has few distinct move texts; moves are immutable)."""
+
+
+def _move(text: str) -> Move:
+    move = _MOVES.get(text)
+    if move is None:
+        if len(_MOVES) >= 100_000:
+            _MOVES.clear()
+        move = _MOVES[text] = Move.parse(text)
+    return move
+
+
+def _your_turn(data: dict[str, Any]) -> YourTurn | None:
+    """A plain ``your_turn`` read without the generic validator, or ``None`` for anything
+    unusual (the generic decoder then decides, with its error texts)."""
+    game, turn, seat = data.get("game"), data.get("turn"), data.get("seat")
+    view, legal, clock = data.get("view"), data.get("legal"), data.get("clock")
+    if type(game) is not str or type(turn) is not int or type(seat) is not str or \
+            type(view) is not dict or type(legal) is not list or type(clock) is not dict or \
+            not all(type(t) is str for t in legal):
+        return None
+    move_s, bank_s = clock.get("move_s"), clock.get("bank_s")
+    if not isinstance(move_s, int | float) or not isinstance(bank_s, int | float) or \
+            isinstance(move_s, bool) or isinstance(bank_s, bool):
+        return None
+    return YourTurn(game, turn, seat, view, legal, Clock(float(move_s), float(bank_s)))
+
+
+def read_frame(frame: str | bytes) -> Message | None:
+    """The message in ``frame`` as the client needs it: ``None`` for a known type the
+    client ignores (not validated), a fast read of ``your_turn``, else :func:`decode`
+    (lenient about unknown fields). Raises :class:`ProtocolError` as :func:`decode`."""
+    if len(frame) <= MAX_FRAME:
+        try:
+            data = orjson.loads(frame)
+        except orjson.JSONDecodeError:
+            data = None  # decode() reports it
+        if type(data) is dict:
+            kind = data.get("type")
+            if kind == "your_turn":
+                turn = _your_turn(data)
+                if turn is not None:
+                    return turn
+            elif kind in MESSAGE_TYPES and kind not in _HANDLED:
+                return None
+    return decode(frame, max_size=MAX_FRAME, strict=False)
 
 
 class _ResumeRejected(Exception):
@@ -128,7 +190,7 @@ class BotClient:
 
     async def _session(self) -> None:
         try:
-            ws = await connect(self.url, proxy=None, compression=None, max_size=2**22)
+            ws = await connect(self.url, proxy=None, compression=None, max_size=MAX_FRAME)
         except InvalidURI as exc:
             raise ClientError(f"bad server URL {self.url!r}: {exc}") from None
         async with ws:
@@ -137,11 +199,12 @@ class BotClient:
                                        self._resume, instance=self.instance)))
             async for frame in ws:
                 try:
-                    msg = decode(frame, max_size=2**22, strict=False)
+                    msg = read_frame(frame)
                 except ProtocolError as exc:  # e.g. a message type newer than this client
                     log.warning("%s: ignoring a message: %s", self.name, exc)
                     continue
-                self._on_message(msg)
+                if msg is not None:
+                    self._on_message(msg)
                 if self._done():
                     break
         self._ws = None
@@ -159,9 +222,7 @@ class BotClient:
         elif isinstance(msg, GameStart):
             self._start(msg)
         elif isinstance(msg, YourTurn):
-            task = asyncio.create_task(self._play(msg))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._turn(msg)
         elif isinstance(msg, GameOver):
             self._over(msg)
         elif isinstance(msg, Ping):
@@ -195,16 +256,34 @@ class BotClient:
                 return
             game.bots[side] = bot
 
-    async def _play(self, msg: YourTurn) -> None:
+    def _turn(self, msg: YourTurn) -> None:
         game = self._games.get(msg.game)
-        if game is None or _side(msg.seat) not in game.bots:
+        bot = None if game is None else game.bots.get(_side(msg.seat))
+        if game is None or bot is None:
             log.warning("%s: your_turn for unknown game %s", self.name, msg.game)
             return
-        view = view_from_dict(msg.view, game.rules)
-        legal: Sequence[Move] = [Move.parse(t) for t in msg.legal]
-        bot = game.bots[_side(msg.seat)]
-        bot.take_effort()  # nothing left over from an earlier turn
+        if not bot.fast:
+            task = asyncio.create_task(self._play(msg, game, bot))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
+        # A fast bot answers on the loop: no task, no thread.
         try:
+            view = view_from_dict(msg.view, game.rules)
+            legal: Sequence[Move] = [_move(t) for t in msg.legal]
+            bot.take_effort()  # nothing left over from an earlier turn
+            move = bot.choose(view, legal)
+        except Exception:
+            log.exception("%s: bot failed in game %s turn %d", self.name, msg.game, msg.turn)
+            return
+        self._send(MoveMsg(msg.game, msg.turn, str(move), msg.seat,
+                           self._effort(bot.take_effort())))
+
+    async def _play(self, msg: YourTurn, game: _Game, bot: Bot) -> None:
+        try:
+            view = view_from_dict(msg.view, game.rules)
+            legal: Sequence[Move] = [_move(t) for t in msg.legal]
+            bot.take_effort()  # nothing left over from an earlier turn
             move = await asyncio.to_thread(bot.choose, view, legal)
         except Exception:
             log.exception("%s: bot failed in game %s turn %d", self.name, msg.game, msg.turn)

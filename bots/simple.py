@@ -68,6 +68,7 @@ class RandomBot(Bot):
     """Uniformly random legal move."""
 
     name = "random"
+    fast = True
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
         return self.rng.choice(legal)
@@ -80,6 +81,7 @@ class RushBot(Bot):
     """
 
     name = "rush"
+    fast = True
     roles = frozenset({"detectives"})
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
@@ -93,6 +95,7 @@ class RunBot(Bot):
     """Mister X: maximise the distance from his destination to the nearest detective."""
 
     name = "run"
+    fast = True
     roles = frozenset({"mrx"})
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
@@ -104,6 +107,7 @@ class Run2Bot(Bot):
     """Mister X: minimise the sum over detectives of 3^(-distance) at his destination."""
 
     name = "run2"
+    fast = True
     roles = frozenset({"mrx"})
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:

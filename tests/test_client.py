@@ -7,13 +7,18 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 
-from bots.client import BotClient
+import pytest
+
+from bots.base import Bot
+from bots.client import BotClient, read_frame
 from bots.registry import make_bot
 from db.store import Database
-from game import Termination
-from protocol import StartMatch
+from game import Move, Termination, View
+from protocol import Ping, ProtocolError, StartMatch, decode
 from server.admin import AdminClient
 from server.app import MatchServer
 from server.core import ServerConfig
@@ -164,3 +169,75 @@ def test_serve_checks_options_before_creating_the_database(tmp_path: Path) -> No
             lines = done.stderr.strip().splitlines()
             assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
             assert not path.exists(), args
+
+
+class _Recording(Bot):
+    """A random bot that notes the thread of every ``choose``."""
+
+    name = "recording"
+
+    def __init__(self, threads: list[int]) -> None:
+        super().__init__(1)
+        self.threads = threads
+
+    def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        self.threads.append(threading.get_ident())
+        return self.rng.choice(legal)
+
+
+class _FastRecording(_Recording):
+    fast = True
+
+
+async def test_fast_bots_choose_on_the_loop_and_others_in_a_thread(tmp_path: Path) -> None:
+    """Over a real server: a bot marked ``fast`` answers every turn on the client's event
+    loop thread, any other bot in a worker thread; both play the game to a rule ending."""
+    db = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
+    server = MatchServer(ServerConfig(), db, port=0)
+    await server.start()
+    fast: list[int] = []
+    slow: list[int] = []
+    clients = [BotClient(lambda: _FastRecording(fast), server.url, "fast"),
+               BotClient(lambda: _Recording(slow), server.url, "slow")]
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    try:
+        for client in clients:
+            await asyncio.wait_for(client.connected.wait(), 10 * SCALE)
+        async with AdminClient(server.url) as admin:
+            games = [await admin.start_match(StartMatch("grid5", mrx, [det], seed=5))
+                     for mrx, det in (("fast", "slow"), ("slow", "fast"))]
+            results = [await admin.result(g, 60 * SCALE) for g in games]
+    finally:
+        for task in tasks:
+            task.cancel()
+        await server.stop()
+    assert {r.termination for r in results} <= RULE_ENDINGS
+    loop_thread = threading.get_ident()
+    assert fast and set(fast) == {loop_thread}
+    assert slow and loop_thread not in set(slow)
+    stored = [db.load_game(g) for g in games]
+    assert sum(len(r.turns) for r in stored) == len(fast) + len(slow)
+    assert all(t.fault is None for r in stored for t in r.turns)
+    db.close()
+
+
+def test_read_frame_skips_ignored_types_and_reads_your_turn_as_decode_does() -> None:
+    turn = {"type": "your_turn", "game": "g", "turn": 3, "seat": "d1",
+            "view": {"any": [1, 2]}, "legal": ["taxi:4", "bus:12"],
+            "clock": {"move_s": 2, "bank_s": 0.5}, "newer_field": True}
+    text = json.dumps(turn)
+    assert read_frame(text) == decode(text, strict=False)
+    assert read_frame(text.encode()) == decode(text, strict=False)
+    # Ignored types are not validated (a broken update costs nothing and raises nothing).
+    assert read_frame('{"type": "update", "game": 7}') is None
+    assert read_frame('{"type": "move_ok"}') is None
+    # Anything odd goes to the generic decoder and its errors.
+    for bad in ({**turn, "turn": "3"}, {**turn, "legal": ["taxi:4", 5]},
+                {**turn, "clock": {"move_s": True, "bank_s": 1}}):
+        with pytest.raises(ProtocolError):
+            read_frame(json.dumps(bad))
+    with pytest.raises(ProtocolError, match="unknown message type"):
+        read_frame('{"type": "from_the_future"}')
+    with pytest.raises(ProtocolError, match="not valid JSON"):
+        read_frame("{nope")
+    assert read_frame('{"type": "ping", "nonce": 7}') == Ping(7)
