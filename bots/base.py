@@ -50,6 +50,8 @@ class Bot(ABC):
     #: ``True`` for a bot whose :meth:`choose` always returns within a millisecond or so
     #: (no search, no clock): the network client then calls it on its event loop instead
     #: of a worker thread. Leave it ``False`` for anything that searches or reads a clock.
+    #: Not inherited: only the class that sets it is fast (a subclass of a fast bot that
+    #: adds a search runs in the thread unless it sets ``fast = True`` itself).
     fast: ClassVar[bool] = False
 
     def __init__(self, seed: int | None = None) -> None:

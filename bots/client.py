@@ -262,7 +262,7 @@ class BotClient:
         if game is None or bot is None:
             log.warning("%s: your_turn for unknown game %s", self.name, msg.game)
             return
-        if not bot.fast:
+        if not _runs_on_loop(bot):
             task = asyncio.create_task(self._play(msg, game, bot))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -349,3 +349,8 @@ async def _announce(client: BotClient) -> None:
     which = "" if client.instance is None else f", instance {client.instance}"
     print(f"connected as {client.name} (session {client.session}{which})", flush=True)
     sys.stdout.flush()
+
+
+def _runs_on_loop(bot: Bot) -> bool:
+    """Whether ``bot``'s own class (not a base class) declares it :attr:`~bots.base.Bot.fast`."""
+    return vars(type(bot)).get("fast") is True

@@ -189,16 +189,21 @@ class _FastRecording(_Recording):
     fast = True
 
 
+class _Heir(_FastRecording):
+    """Inherits ``fast`` without setting it: not fast (a subclass may add a search)."""
+
+
 async def test_fast_bots_choose_on_the_loop_and_others_in_a_thread(tmp_path: Path) -> None:
     """Over a real server: a bot marked ``fast`` answers every turn on the client's event
-    loop thread, any other bot in a worker thread; both play the game to a rule ending."""
+    loop thread, any other bot (a subclass of a fast bot included) in a worker thread; both
+    play the game to a rule ending."""
     db = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
     server = MatchServer(ServerConfig(), db, port=0)
     await server.start()
     fast: list[int] = []
     slow: list[int] = []
     clients = [BotClient(lambda: _FastRecording(fast), server.url, "fast"),
-               BotClient(lambda: _Recording(slow), server.url, "slow")]
+               BotClient(lambda: _Heir(slow), server.url, "slow")]
     tasks = [asyncio.create_task(c.run()) for c in clients]
     try:
         for client in clients:
