@@ -54,6 +54,11 @@ log = logging.getLogger(__name__)
 SERVER_VERSION = "yard-server/0.1"
 
 
+MAX_MOVE_TEXT = 64
+"""Longest ``move`` text accepted (the longest real one, a double move on a 199-station map,
+has 31 characters); a longer one is a protocol violation (``bad_value``)."""
+
+
 @dataclass(frozen=True)
 class Send:
     """Send ``message`` on connection ``conn``."""
@@ -313,6 +318,10 @@ class Core:
 
     def _move(self, conn: Connection, session: Session, msg: MoveMsg, now: float
               ) -> list[Output]:
+        if len(msg.move) > MAX_MOVE_TEXT:  # no move is this long; kept out of the game's log
+            return self._violation(conn, ErrorCode.BAD_VALUE,
+                                   f"move: {len(msg.move)} characters, at most {MAX_MOVE_TEXT}",
+                                   now)
         match = self.matches.get(msg.game)
         if match is None or not match.holds(session.id):
             return [Send(conn.id, Error(ErrorCode.UNKNOWN_GAME,

@@ -69,6 +69,11 @@ Outputs = list[tuple[Recipient, Message]]
 US = 1_000_000
 """Clock ticks per second inside a match (whole microseconds)."""
 
+MAX_REFUSED = 100
+"""Refused ``move`` messages (stale turn, not your turn, not your seat) a connection may send
+in one game; the next forfeits its seats with ``protocol_violation``. Every move message is
+kept in the game's log (so its answer can be rebuilt): this bounds what one client adds."""
+
 
 class Fault(Enum):
     """Fault codes recorded per turn (``TurnRecord.fault``)."""
@@ -162,6 +167,7 @@ class Match:
         #: What changed the game, in order (see :class:`db.records.MatchLog`).
         self.events: list[str | dict[str, Any]] = []
         self._holder = {session: i for i, session in enumerate(self.sessions())}
+        self._refused: dict[str, int] = {}  # refused move messages per session
         self._t0: float | None = None  # ``now`` of the start, in the caller's seconds
         self._last_us = 0  # time of the last logged event
         self._turn_counter = 0
@@ -379,6 +385,10 @@ class Match:
             return out or [(session, self._error(ErrorCode.GAME_OVER, "the game is over"))]
         problem = self._check_turn(session, msg)
         if problem is not None:
+            refused = self._refused[session] = self._refused.get(session, 0) + 1
+            if refused > MAX_REFUSED:  # follows from the logged moves: not logged itself
+                return [*out, *self._forfeit(session, Termination.PROTOCOL_VIOLATION, now,
+                                             f"more than {MAX_REFUSED} refused moves")]
             return [*out, (session, problem)]
         assert self.turn is not None
         move = self.turn.legal.get(msg.move)

@@ -29,7 +29,8 @@ from protocol import (
     Watching,
     YourTurn,
 )
-from server.core import ServerConfig
+from server.core import MAX_MOVE_TEXT, ServerConfig
+from server.match import MAX_REFUSED
 from server.transcript import regenerate
 
 
@@ -191,6 +192,40 @@ def test_bad_resume_token_is_refused_and_closed() -> None:
     h, *_ = setup()
     conn = h.connect("runner", resume="forged")
     assert errors(h, conn) == [ErrorCode.BAD_RESUME_TOKEN] and conn in h.closed
+
+
+def test_a_connection_that_keeps_sending_refused_moves_forfeits_and_the_log_stays_small(
+        ) -> None:
+    h, x, d, admin = setup()
+    game = h.start(admin, "runner", ["hunter"])
+    turn = h.last(x, YourTurn)
+    for _ in range(MAX_REFUSED + 1):  # Mister X to move: every detective move is refused
+        h.send(d, MoveMsg(game, turn.turn, turn.legal[0]))
+    assert errors(h, d) == [ErrorCode.NOT_YOUR_TURN] * MAX_REFUSED  # the 101st forfeits
+    over = h.last(x, GameOver)
+    assert (over.termination, over.seat) == (Termination.PROTOCOL_VIOLATION, "d1")
+    [finished] = h.finished
+    record = finished.record
+    assert record.log is not None and len(record.log.events) == MAX_REFUSED + 1
+    sent = regenerate(record)  # the forfeit follows from the logged moves
+    assert sent.seats["d1"] == h.game_messages(d, game)
+    assert sent.seats["mrx"] == h.game_messages(x, game)
+    h.send(d, MoveMsg(game, turn.turn, turn.legal[0]))
+    assert errors(h, d)[-1] == ErrorCode.UNKNOWN_GAME  # the game is gone
+
+
+def test_over_long_move_texts_are_violations_and_stay_out_of_the_record() -> None:
+    h, x, d, admin = setup()
+    game = h.start(admin, "runner", ["hunter"])
+    turn = h.last(x, YourTurn)
+    h.send(x, MoveMsg(game, turn.turn, "taxi:1" + "0" * MAX_MOVE_TEXT))
+    assert errors(h, x) == [ErrorCode.BAD_VALUE] and x not in h.closed
+    h.send(x, MoveMsg(game, turn.turn, turn.legal[0]))
+    assert h.last(x, MoveOk).turn == turn.turn
+    finished = h.play_out([x, d], game, random.Random(3))
+    assert finished.record.log is not None
+    assert all(len(str(e)) < 200 for e in finished.record.log.events)
+    assert regenerate(finished.record).seats["mrx"] == h.game_messages(x, game)
 
 
 def test_protocol_violations_close_and_forfeit() -> None:
