@@ -6,6 +6,7 @@ tickets, and stations only on reveal slots. Servers serialise only views, never 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -136,22 +137,28 @@ def detective_view(state: State, seat: int | None = None) -> DetectiveView:
 
 
 def _hidden_log(state: State) -> tuple[LogEntryView, ...]:
-    """The travel log as detectives see it, memoised along the parent chain (each state
-    only appends the entries its own move added)."""
+    """The travel log as detectives see it (stations only on reveal slots)."""
+    return _memo_log(state, "_view_log", state.rules.reveal_moves)
+
+
+def _memo_log(state: State, memo: str, reveals: Collection[int] | None
+              ) -> tuple[LogEntryView, ...]:
+    """A travel log view memoised in slot ``memo`` along the parent chain (each state only
+    appends the entries its own move added). ``reveals``: the move numbers whose station is
+    shown (``None``: all, Mister X's own log). Each audience has its own slot."""
     chain: list[State] = []
     node: State | None = state
-    while node is not None and node._view_log is None:
+    while node is not None and getattr(node, memo) is None:
         chain.append(node)
         node = node.parent
-    built: tuple[LogEntryView, ...] = () if node is None else node._view_log or ()
-    reveals = state.rules.reveal_moves
+    built: tuple[LogEntryView, ...] = () if node is None else getattr(node, memo) or ()
     for child in reversed(chain):
         done = len(built)
         if len(child.log) != done:
-            built += tuple(LogEntryView(ticket, station if slot in reveals else None)
-                           for slot, (ticket, station) in enumerate(child.log[done:],
-                                                                    start=done + 1))
-        child._view_log = built
+            built += tuple(
+                LogEntryView(ticket, station if reveals is None or slot in reveals else None)
+                for slot, (ticket, station) in enumerate(child.log[done:], start=done + 1))
+        setattr(child, memo, built)
     return built
 
 
@@ -161,21 +168,8 @@ def mrx_view(state: State) -> MrXView:
 
 
 def _full_log(state: State) -> tuple[LogEntryView, ...]:
-    """The travel log as Mister X sees it (every station), memoised as in
-    :func:`_hidden_log`."""
-    chain: list[State] = []
-    node: State | None = state
-    while node is not None and node._mrx_view_log is None:
-        chain.append(node)
-        node = node.parent
-    built: tuple[LogEntryView, ...] = () if node is None else node._mrx_view_log or ()
-    for child in reversed(chain):
-        done = len(built)
-        if len(child.log) != done:
-            built += tuple(LogEntryView(ticket, station)
-                           for ticket, station in child.log[done:])
-        child._mrx_view_log = built
-    return built
+    """The travel log as Mister X sees it (every station)."""
+    return _memo_log(state, "_mrx_view_log", None)
 
 
 def view_from_dict(data: dict[str, Any], rules: Ruleset) -> MrXView | DetectiveView:
