@@ -34,7 +34,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from bots.base import Bot
 from bots.registry import make_bot
-from game import Move, Outcome, Ruleset, parse_seat
+from game import Move, Outcome, Ruleset, View, parse_seat
 from game.errors import YardError
 from game.views import rules_from_definition, view_from_dict
 from protocol import (
@@ -269,25 +269,21 @@ class BotClient:
             return
         # A fast bot answers on the loop: no task, no thread.
         try:
-            view = view_from_dict(msg.view, game.rules)
-            legal: Sequence[Move] = [_move(t) for t in msg.legal]
-            bot.take_effort()  # nothing left over from an earlier turn
-            move = bot.choose(view, legal)
+            move = bot.choose(*_inputs(msg, game, bot))
         except Exception:
             log.exception("%s: bot failed in game %s turn %d", self.name, msg.game, msg.turn)
             return
-        self._send(MoveMsg(msg.game, msg.turn, str(move), msg.seat,
-                           self._effort(bot.take_effort())))
+        self._reply(msg, bot, move)
 
     async def _play(self, msg: YourTurn, game: _Game, bot: Bot) -> None:
         try:
-            view = view_from_dict(msg.view, game.rules)
-            legal: Sequence[Move] = [_move(t) for t in msg.legal]
-            bot.take_effort()  # nothing left over from an earlier turn
-            move = await asyncio.to_thread(bot.choose, view, legal)
+            move = await asyncio.to_thread(bot.choose, *_inputs(msg, game, bot))
         except Exception:
             log.exception("%s: bot failed in game %s turn %d", self.name, msg.game, msg.turn)
             return
+        self._reply(msg, bot, move)
+
+    def _reply(self, msg: YourTurn, bot: Bot, move: Move) -> None:
         self._send(MoveMsg(msg.game, msg.turn, str(move), msg.seat,
                            self._effort(bot.take_effort())))
 
@@ -354,3 +350,11 @@ async def _announce(client: BotClient) -> None:
 def _runs_on_loop(bot: Bot) -> bool:
     """Whether ``bot``'s own class (not a base class) declares it :attr:`~bots.base.Bot.fast`."""
     return vars(type(bot)).get("fast") is True
+
+
+def _inputs(msg: YourTurn, game: _Game, bot: Bot) -> tuple[View, Sequence[Move]]:
+    """What ``choose`` gets for ``msg``; clears effort left over from an earlier turn."""
+    view = view_from_dict(msg.view, game.rules)
+    legal = [_move(t) for t in msg.legal]
+    bot.take_effort()
+    return view, legal
