@@ -9,6 +9,11 @@ reported apart from the one including start-up.
 
     .venv/bin/python bench/tournament.py --rules classic --games 200
     .venv/bin/python bench/tournament.py --rules grid5 --games 1000 --concurrency 2 --json
+
+With ``--processes`` (Linux) it also samples ``/proc`` every 20 ms and splits the CPU by
+process kind (the runner, ``yard bots --json``, the server, the bot processes) and into
+start-up (until the first game started) and play (CPU µs per move): the
+``cpu_by_process`` key of ``--json``.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
 
@@ -31,19 +38,29 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--json", action="store_true", help="print one JSON line")
+    parser.add_argument("--processes", action="store_true",
+                        help="split the CPU by process and start-up/play (samples /proc)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(tmp) / 'bench.db'}"
         cpu0 = _children_cpu()
         started = time.perf_counter()
-        done = subprocess.run([*YARD, "tournament", "run", "--rules", args.rules, "--bots",
-                               "random", "--self-play", "--pairs", str(args.games),
-                               "--concurrency", str(args.concurrency), "--db", url, "--json"],
-                              capture_output=True, text=True, check=True)
+        proc = subprocess.Popen([*YARD, "tournament", "run", "--rules", args.rules, "--bots",
+                                 "random", "--self-play", "--pairs", str(args.games),
+                                 "--concurrency", str(args.concurrency), "--db", url,
+                                 "--json"], stdout=subprocess.PIPE, text=True)
+        sampler = _Sampler(proc.pid) if args.processes else None
+        out, _ = proc.communicate()
         elapsed = time.perf_counter() - started
-        games = json.loads(done.stdout)["games"]
+        if sampler is not None:
+            sampler.stop()
+        if proc.returncode:
+            raise SystemExit(f"yard tournament run failed (exit {proc.returncode})")
+        games = json.loads(out)["games"]
         cpu = _children_cpu() - cpu0  # runner, server and bot processes, start-up included
         playing, moves = _play_seconds(Path(tmp) / "bench.db")
+        by_process = None if sampler is None else sampler.split(
+            _first_start(Path(tmp) / "bench.db"), moves)
     play = subprocess.run([*YARD, "play", "--rules", args.rules, "--mrx", "random",
                            "--detectives", "random", "--games", str(args.games), "--json"],
                           capture_output=True, text=True, check=True)
@@ -59,7 +76,8 @@ def main() -> None:
             "in_process_games_per_s": round(in_process, 1), "moves": moves,
             "full_stack_cpu_us_per_move": round(1e6 * cpu / moves, 1),
             "ratio_once_started": round(once / in_process, 4),
-            "ratio_incl_startup": round(full / in_process, 4)}))
+            "ratio_incl_startup": round(full / in_process, 4),
+            **({} if by_process is None else {"cpu_by_process": by_process})}))
         return
     print(f"rules {args.rules}, {games} games, concurrency {args.concurrency}")
     print(f"full stack (server + bot processes + SQLite, incl. startup): "
@@ -69,6 +87,91 @@ def main() -> None:
     print(f"  of which start-up {elapsed - playing:.1f} s; once started: {once:8.1f} games/s")
     print(f"ratio in-process / full stack: {in_process / full:.0f}x "
           f"({in_process / once:.0f}x once started)")
+    for kind, row in (by_process or {}).items():
+        print(f"  {kind:<12} x{row['processes']}: start-up {row['startup_cpu_s']:.2f} CPU s, "
+              f"play {row['play_cpu_us_per_move']:.0f} CPU µs/move")
+
+
+KINDS = (("tournament run", "runner"), ("bots --json", "bots-json"), ("serve", "server"),
+         ("bot random", "bot"))
+"""Process kinds by a piece of their command line."""
+
+
+class _Sampler:
+    """Samples the CPU time of ``root``'s descendants from ``/proc`` in a thread."""
+
+    def __init__(self, root: int, period: float = 0.02) -> None:
+        self.root = root
+        self.period = period
+        self.ticks = os.sysconf("SC_CLK_TCK")
+        #: pid -> kind, and (wall time, CPU seconds) samples per pid.
+        self.kinds: dict[int, str] = {}
+        self.samples: dict[int, list[tuple[float, float]]] = {}
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._done.is_set():
+            self._sample()
+            self._done.wait(self.period)
+
+    def _sample(self) -> None:
+        stats: dict[int, tuple[int, float]] = {}
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            rest = stat[stat.rindex(")") + 2:].split()
+            stats[int(name)] = (int(rest[1]), (int(rest[11]) + int(rest[12])) / self.ticks)
+        family, grew = {self.root}, True
+        while grew:
+            grew = False
+            for pid, (parent, _) in stats.items():
+                if parent in family and pid not in family:
+                    family.add(pid)
+                    grew = True
+        now = time.time()
+        for pid in family:
+            if pid not in stats:
+                continue
+            if pid not in self.kinds:
+                self.kinds[pid] = self._kind(pid)
+            self.samples.setdefault(pid, []).append((now, stats[pid][1]))
+
+    @staticmethod
+    def _kind(pid: int) -> str:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            return "other"
+        return next((kind for piece, kind in KINDS if piece in cmd), "other")
+
+    def split(self, first_start: float, moves: int) -> dict[str, dict[str, Any]]:
+        """Per kind: processes, CPU seconds until ``first_start`` (a wall time), and CPU
+        µs per move after it (the last sample of a process that exited is its total)."""
+        out: dict[str, dict[str, Any]] = {}
+        for pid, samples in self.samples.items():
+            before = max((cpu for t, cpu in samples if t <= first_start), default=0.0)
+            row = out.setdefault(self.kinds[pid], {"processes": 0, "startup_cpu_s": 0.0,
+                                                   "play_cpu_s": 0.0})
+            row["processes"] += 1
+            row["startup_cpu_s"] += before
+            row["play_cpu_s"] += samples[-1][1] - before
+        for row in out.values():
+            row["play_cpu_us_per_move"] = round(1e6 * row["play_cpu_s"] / max(1, moves), 1)
+            row["startup_cpu_s"] = round(row["startup_cpu_s"], 3)
+            row["play_cpu_s"] = round(row["play_cpu_s"], 3)
+        return out
 
 
 def _children_cpu() -> float:
@@ -77,6 +180,20 @@ def _children_cpu() -> float:
 
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def _first_start(db: Path) -> float:
+    """The wall time (seconds since the epoch) the first stored game started."""
+    import sqlite3
+    from datetime import UTC, datetime
+
+    con = sqlite3.connect(db)
+    try:
+        (first,) = con.execute("SELECT MIN(started_at) FROM games").fetchone()
+    finally:
+        con.close()
+    when = datetime.fromisoformat(first)
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
 def _play_seconds(db: Path) -> tuple[float, int]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 import click
 
 from bots.base import Bot
-from bots.client import BotClient, run_client
+from bots.client import LOOPS, BotClient, run_client, run_on_loop
 from bots.registry import bot_from_spec, bot_names, bot_source, default_name
 from bots.spec import BOT_SPEC, OPTION_PAIR, BotSpec, merge_options
 
@@ -28,10 +27,13 @@ from bots.spec import BOT_SPEC, OPTION_PAIR, BotSpec, merge_options
 @click.option("--games", type=int, help="Exit after this many games.")
 @click.option("--instance", help="Label telling this process apart from other processes "
               "of the same bot (tournament runners give each game slot its own).")
+@click.option("--loop", "loop_name", default="auto", show_default=True,
+              type=click.Choice(list(LOOPS)),
+              help="Event loop: auto is uvloop when installed (pip install 'yard[fast]').")
 @click.option("-v", "--verbose", is_flag=True, help="Log connection events.")
 def bot(spec: BotSpec, url: str, token: str | None, display: str | None, version: str,
         options: tuple[tuple[str, str], ...], seed: int | None, games: int | None,
-        instance: str | None, verbose: bool) -> None:
+        instance: str | None, loop_name: str, verbose: bool) -> None:
     """Run BOT_SPEC (a built-in or installed bot, or file.py:Class, with options) as a
     client of the server at --url; one process plays many games at once and resumes its
     session after a dropped connection."""
@@ -42,7 +44,7 @@ def bot(spec: BotSpec, url: str, token: str | None, display: str | None, version
     name = display or default_name(spec.ref)
     client = BotClient(lambda: bot_from_spec(spec, seed), url, name, version, token, games,
                        instance=instance)
-    played = asyncio.run(run_client(client))
+    played = run_on_loop(run_client(client), loop_name)
     click.echo(f"{client.name}: played {played} games", err=True)
 
 

@@ -24,7 +24,7 @@ import json
 import logging
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from bots.base import Bot
+from bots.fastws import DirectClientConnection
 from bots.registry import make_bot
 from game import Move, Outcome, Ruleset, View, parse_seat
 from game.errors import YardError
@@ -60,7 +61,7 @@ from protocol import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BotClient", "ClientError", "make_bot", "run_client"]
+__all__ = ["BotClient", "ClientError", "make_bot", "run_client", "run_on_loop"]
 
 GOING_AWAY = 1001
 """Close code the server uses when it shuts down: the client stops instead of resuming."""
@@ -147,7 +148,8 @@ class BotClient:
 
     def __init__(self, factory: Callable[[], Bot], url: str, name: str, version: str = "",
                  token: str | None = None, max_games: int | None = None,
-                 retries: int = len(RESUME_DELAYS), instance: str | None = None) -> None:
+                 retries: int = len(RESUME_DELAYS), instance: str | None = None,
+                 direct: bool = True) -> None:
         self.factory = factory
         self.url = url
         self.name = name
@@ -162,9 +164,15 @@ class BotClient:
         self._resume: str | None = None
         self._games: dict[str, _Game] = {}
         self._rules: dict[str, Ruleset] = {}
-        self._ws: ClientConnection | None = None
+        self._ws: DirectClientConnection | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.connected = asyncio.Event()
+        #: Whole text frames are read and moves written without websockets' queues
+        #: (:mod:`bots.fastws`); False: websockets' own path for everything.
+        self.direct = direct
+        self._failure: Exception | None = None
+        self._closing: asyncio.Task[None] | None = None
+        self._slow_sends = 0  # messages of this connection waiting in ``await send``
 
     async def run(self) -> int:
         """Play until the server goes away for good or ``max_games`` are done."""
@@ -190,28 +198,67 @@ class BotClient:
 
     async def _session(self) -> None:
         try:
-            ws = await connect(self.url, proxy=None, compression=None, max_size=MAX_FRAME)
+            ws = await connect(self.url, proxy=None, compression=None, max_size=MAX_FRAME,
+                               create_connection=DirectClientConnection)
         except InvalidURI as exc:
             raise ClientError(f"bad server URL {self.url!r}: {exc}") from None
+        assert isinstance(ws, DirectClientConnection)
+        self._failure = None
         async with ws:
             self._ws = ws
+            # Whole text frames come straight to _frame from the socket's callback; the
+            # loop below reads what websockets handles (after an unusual frame, or all of
+            # them if the direct path is off) and ends when the connection closes.
+            if self.direct:
+                ws.attach(self._frame, MAX_FRAME)
             await ws.send(encode(Hello(PROTOCOL_VERSION, self.name, self.version, self.token,
                                        self._resume, instance=self.instance)))
             async for frame in ws:
-                try:
-                    msg = read_frame(frame)
-                except ProtocolError as exc:  # e.g. a message type newer than this client
-                    log.warning("%s: ignoring a message: %s", self.name, exc)
-                    continue
-                if msg is not None:
-                    self._on_message(msg)
-                if self._done():
+                self._frame(frame)
+                if self._failure is not None or self._done():
                     break
         self._ws = None
+        self._slow_sends = 0
         self.connected.clear()
+        if self._failure is not None:
+            raise self._failure
         if ws.close_code == GOING_AWAY:
             log.info("%s: server shut down", self.name)
             self.stopped = True
+
+    def _frame(self, frame: str | bytes) -> None:
+        """Act on one frame. Never raises: a failure (refused resume, refused hello) is
+        kept for :meth:`_session` to raise, and the connection closes, as does reaching
+        ``max_games``."""
+        if self._failure is not None:
+            return
+        try:
+            msg = read_frame(frame)
+        except ProtocolError as exc:  # e.g. a message type newer than this client
+            log.warning("%s: ignoring a message: %s", self.name, exc)
+            return
+        if msg is None:
+            return
+        try:
+            self._on_message(msg)
+        except (ClientError, _ResumeRejected) as exc:
+            self._failure = exc
+        except Exception as exc:  # a bug here must end the session, not kill the loop
+            log.exception("%s: failed on a %s message", self.name, type(msg).__name__)
+            self._failure = exc
+        if self._failure is not None or self._done():
+            self._close_soon()
+
+    def _close_soon(self) -> None:
+        ws = self._ws
+        if ws is not None and self._closing is None:
+            self._closing = asyncio.create_task(ws.close())
+            self._closing.add_done_callback(self._closed)
+
+    def _closed(self, task: asyncio.Task[None]) -> None:
+        self._closing = None
+        if not task.cancelled():
+            task.exception()  # retrieved: closing a dead socket is not news
 
     # ------------------------------------------------------------------ messages
 
@@ -310,16 +357,50 @@ class BotClient:
         ws = self._ws
         if ws is None:
             return
-        task = asyncio.create_task(self._send_now(ws, encode(msg)))
+        text = encode(msg)
+        # Straight to the socket unless an earlier message still waits for the buffer to
+        # drain (order is kept) or the connection cannot take it now.
+        if not self._slow_sends and self.direct and ws.send_text_now(text):
+            return
+        self._slow_sends += 1
+        task = asyncio.create_task(self._send_now(ws, text))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    @staticmethod
-    async def _send_now(ws: ClientConnection, text: str) -> None:
+    async def _send_now(self, ws: ClientConnection, text: str) -> None:
         # A move lost to a dropped connection is harmless: the server re-sends the turn
         # after we resume.
-        with contextlib.suppress(ConnectionClosed):
-            await ws.send(text)
+        try:
+            with contextlib.suppress(ConnectionClosed):
+                await ws.send(text)
+        finally:
+            if ws is self._ws:
+                self._slow_sends -= 1
+
+
+LOOPS = ("auto", "asyncio", "uvloop")
+"""Event loops a bot process may run on (``yard bot --loop``)."""
+
+
+def run_on_loop(main: Coroutine[Any, Any, int], loop: str = "auto") -> int:
+    """Run ``main`` on uvloop (``uvloop``, or ``auto`` when it is installed: ``pip install
+    'yard[fast]'``) or the standard asyncio loop; :class:`ClientError` for ``uvloop`` when
+    it is not installed, or an unknown loop name."""
+    if loop not in LOOPS:
+        main.close()
+        raise ClientError(f"unknown event loop {loop!r} (one of {', '.join(LOOPS)})")
+    if loop != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            if loop == "uvloop":
+                main.close()
+                raise ClientError("--loop uvloop: uvloop is not installed "
+                                  "(pip install 'yard[fast]')") from None
+        else:
+            played: int = uvloop.run(main)
+            return played
+    return asyncio.run(main)
 
 
 async def run_client(client: BotClient) -> int:

@@ -38,13 +38,14 @@ from server.tournament.cluster import (
 from server.tournament.players import resolve_players
 from server.tournament.report import leader_line, tournament_report
 from server.tournament.runner import (
-    Progress as RunProgress,
-)
-from server.tournament.runner import (
+    BuiltinBot,
     TournamentRunner,
     TournamentSpec,
-    bot_roles,
+    bot_infos,
     create,
+)
+from server.tournament.runner import (
+    Progress as RunProgress,
 )
 from server.tournament.schedule import Format
 
@@ -138,8 +139,10 @@ def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int
         max_illegal=max_illegal, connect_timeout=connect_timeout,
         bot_options=options, engines={name: e.to_dict() for name, e in used.items()})
     spec.validate()
+    infos = None
     if server_url is None:
-        spec.check_roles(asyncio.run(bot_roles(spec)))
+        infos = asyncio.run(bot_infos(spec))
+        spec.check_roles({name: bot.roles for name, bot in infos.items()})
     with cluster_session(cluster, db_url):  # Ray is up and fits the database: then store
         db = Database.connect(db_url)
         tournament_id = create(db, spec)
@@ -150,7 +153,8 @@ def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int
             _play_cluster(db, db_url, tournament_id, cluster, concurrency, lease_time,
                           as_json, child_log)
             return
-    _play(db, db_url, tournament_id, server_url, admin_token, concurrency, as_json, child_log)
+    _play(db, db_url, tournament_id, server_url, admin_token, concurrency, as_json, child_log,
+          infos)
 
 
 @tournament.command("resume")
@@ -280,7 +284,7 @@ def _sprt_spec(text: str | None) -> dict[str, float] | None:
 
 def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
           admin_token: str | None, concurrency: int | None, as_json: bool,
-          child_log: Path | None) -> None:
+          child_log: Path | None, bots: dict[str, BuiltinBot] | None = None) -> None:
     console = Console(stderr=True)
     display = _Display(db, tournament_id, console, enabled=not as_json)
     if server_url is None:
@@ -298,7 +302,7 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
     runner = TournamentRunner(db, db_url, tournament_id, server_url=server_url,
                               admin_token=admin_token, concurrency=concurrency,
                               listener=display.update, child_log=child_log,
-                              on_server=watch_address,
+                              on_server=watch_address, bots=bots,
                               notice=lambda text: console.print(
                                   f"warning: {text}", highlight=False, soft_wrap=True))
     try:

@@ -189,7 +189,8 @@ class TournamentRunner:
     ``concurrency`` ``None`` picks it: without a server URL from the cores and the bots
     (:func:`server.tournament.pool.default_concurrency`), with one the number of cores.
     ``notice`` gets one-line warnings (default: the log), e.g. when time-based bots would
-    share cores.
+    share cores. ``bots``: what :func:`bot_infos` said of this tournament's spec, when the
+    caller already asked (saves starting ``yard bots --json`` again).
     """
 
     def __init__(self, db: Database, db_url: str, tournament_id: str, *,
@@ -197,7 +198,8 @@ class TournamentRunner:
                  concurrency: int | None = None, listener: Listener | None = None,
                  child_log: Path | None = None,
                  on_server: Callable[[str], None] | None = None,
-                 notice: Callable[[str], None] | None = None) -> None:
+                 notice: Callable[[str], None] | None = None,
+                 bots: dict[str, BuiltinBot] | None = None) -> None:
         if concurrency is not None and concurrency < 1:
             raise TournamentRunError("--concurrency must be at least 1")
         self.db = db
@@ -209,6 +211,7 @@ class TournamentRunner:
         self.concurrency = concurrency
         self.listener = listener
         self.notice = notice or log.warning
+        self.bots = bots
         #: Where the local server's and bots' stderr goes (None: this process's stderr).
         self.child_log = child_log
         #: Called with the server's ``ws://`` URL once it is up (to print the web address).
@@ -305,33 +308,45 @@ class TournamentRunner:
             self.listener(progress, entry, outcome)
 
     async def _start_local(self, pending: int) -> str:
-        launches = await self.launches()
-        if self.concurrency is None:
-            self.concurrency = default_concurrency(launches)
-        slots = min(self.concurrency, pending)
-        if (warning := oversubscription(slots, launches)) is not None:
-            self.notice(warning)
+        # The server starts while the bots are checked (`yard bots --json`, unless the
+        # caller already did): its connection caps only need an upper bound on the slots.
+        most = min(self.concurrency or available_cores(), pending)
+        sockets = most * len(self.spec.bot_names()) + 64
+        server = asyncio.create_task(start_server(
+            self.db_url, "--move-time", str(self.spec.move_time),
+            "--max-per-address", str(max(256, sockets)),
+            "--max-connections", str(max(1024, sockets)), stderr_log=self.child_log))
         try:
-            # Every bot process is a connection from this host: the server's caps must
-            # leave room for all of them (and the admin) however many slots there are.
-            sockets = slots * len(launches) + 64
-            self._server, url = await start_server(
-                self.db_url, "--move-time", str(self.spec.move_time),
-                "--max-per-address", str(max(256, sockets)),
-                "--max-connections", str(max(1024, sockets)), stderr_log=self.child_log)
+            # Every bot process is a connection from this host: the caps above leave room
+            # for all of them (and the admin) however many slots there are.
+            try:
+                launches = await self.launches()
+            except BaseException:
+                with contextlib.suppress(ProcessError):
+                    self._server, _ = await server  # then stopped below
+                raise
+            self._server, url = await server
+            if self.concurrency is None:
+                self.concurrency = default_concurrency(launches)
+            slots = min(self.concurrency, pending)
+            if (warning := oversubscription(slots, launches)) is not None:
+                self.notice(warning)
             self.pool = BotPool(launches, slots, self.child_log)
             await self.pool.start(url)
         except (ProcessError, EngineError) as exc:
             await self._stop_local()
             where = "" if self.child_log else " (see the message above)"
             raise TournamentRunError(f"{exc}{where}") from None
+        except BaseException:
+            await self._stop_local()
+            raise
         log.info("tournament %s: bot processes (bot, instance) -> pid: %s",
                  self.tournament_id, self.pool.pids())
         return url
 
     async def launches(self) -> list[BotLaunch]:
         """How to start each bot of the tournament (checked: names, roles, options)."""
-        bots = await bot_infos(self.spec)
+        bots = self.bots if self.bots is not None else await bot_infos(self.spec)
         self.spec.check_roles({name: bot.roles for name, bot in bots.items()})
         return [BotLaunch(name, (), bots[name].timed, bots[name].cores,
                           engine=self.spec.engine(name)) for name in self.spec.bot_names()]
