@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bots.base import Bot
-from bots.client import BotClient, read_frame
+from bots.client import BotClient, ClientError, read_frame, run_on_loop
 from bots.registry import make_bot
 from db.store import Database
 from game import Move, Termination, View
@@ -33,8 +33,10 @@ async def test_yard_bot_processes_play_many_games_at_once(tmp_path: Path) -> Non
     db = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
     server = MatchServer(ServerConfig(), db, port=0)
     await server.start()
+    # The default loop (uvloop where installed) and the standard one.
     bots = [await start_bot("random", server.url),
-            await start_bot("greedy", server.url, "--name", "greedy-v2", "--version", "2")]
+            await start_bot("greedy", server.url, "--name", "greedy-v2", "--version", "2",
+                            "--loop", "asyncio")]
     try:
         async with AdminClient(server.url) as admin:
             assert {b.name for b in await admin.list_bots()} == {"random", "greedy-v2"}
@@ -246,3 +248,25 @@ def test_read_frame_skips_ignored_types_and_reads_your_turn_as_decode_does() -> 
     with pytest.raises(ProtocolError, match="not valid JSON"):
         read_frame("{nope")
     assert read_frame('{"type": "ping", "nonce": 7}') == Ping(7)
+
+
+def test_run_on_loop_picks_the_event_loop() -> None:
+    """``auto`` is uvloop where installed, ``asyncio`` the standard loop; an unknown
+    name (or ``uvloop`` where it is missing) is a ClientError."""
+    async def which() -> int:
+        return 1 if "uvloop" in type(asyncio.get_running_loop()).__module__ else 0
+
+    try:
+        import uvloop  # noqa: F401
+        installed = 1
+    except ImportError:
+        installed = 0
+    assert run_on_loop(which(), "asyncio") == 0
+    assert run_on_loop(which(), "auto") == installed
+    if installed:
+        assert run_on_loop(which(), "uvloop") == 1
+    else:
+        with pytest.raises(ClientError, match="uvloop is not installed"):
+            run_on_loop(which(), "uvloop")
+    with pytest.raises(ClientError, match="unknown event loop"):
+        run_on_loop(which(), "trio")

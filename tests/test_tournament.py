@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -266,3 +267,20 @@ def test_concurrency_is_checked_before_anything_is_stored(tmp_path: Path) -> Non
     done = yard("tournament", "resume", "t1", "--concurrency", "0", "--db", url)
     assert done.returncode == 2 and "'--concurrency'" in done.stderr
     assert not Path(url.removeprefix("sqlite:///")).exists()
+
+
+def test_runner_uses_the_bot_checks_it_is_given(tmp_path: Path) -> None:
+    """`yard tournament run` checks the bots once and hands the answer to the runner,
+    which then starts no second `yard bots --json` (what it was given is what it uses)."""
+    from server.tournament.runner import BuiltinBot, TournamentRunner, TournamentSpec, create
+
+    url = db_url(tmp_path)
+    db = Database.connect(url)
+    tid = create(db, TournamentSpec(rules="grid5", bots=["random"], self_play=True, pairs=1))
+    given = {"random": BuiltinBot("random", ["detectives", "mrx"], timed=True, cores=3)}
+    launches = asyncio.run(TournamentRunner(db, url, tid, bots=given).launches())
+    assert [(b.name, b.timed, b.cores) for b in launches] == [("random", True, 3)]
+    # Without them it asks `yard bots --json`: random is neither timed nor multi-core.
+    launches = asyncio.run(TournamentRunner(db, url, tid).launches())
+    assert [(b.name, b.timed, b.cores) for b in launches] == [("random", False, 1)]
+    db.close()
