@@ -18,6 +18,7 @@ from bots.arena import play_game
 from game import Winner, load_ruleset
 from yard.reproduce import EXPERIMENTS, run_experiment
 from yard.reproduce.model import Cell, ChunkResult, ReproduceError, make, merge, verdict
+from yard.reproduce.report import header
 
 ROOT = Path(__file__).resolve().parent.parent
 YARD = str(Path(sys.executable).parent / "yard")
@@ -91,6 +92,17 @@ def test_text_table_says_quick_and_shows_published_numbers() -> None:
     assert "QUICK run" in out.stdout
     assert "26.0%" in out.stdout  # the published random-vs-random rate, beside ours
     assert "verdict" in out.stdout
+
+
+def test_published_game_count_is_called_a_full_run_and_fewer_a_reduced_one() -> None:
+    exp = EXPERIMENTS["warwick"].select(["rush-random"])
+    assert exp.cells[0].games == 100
+    full = run_experiment(exp, games=100)
+    reduced = run_experiment(exp, games=7)
+    assert full["full_size"] and not reduced["full_size"]
+    assert "full run: 100 games per cell" in header(full)[2]
+    assert header(reduced)[2].startswith("REDUCED run: 7 games per cell")
+    assert header(run_experiment(exp, quick=True, games=3))[2].startswith("QUICK run")
 
 
 def test_workers_do_not_change_results() -> None:

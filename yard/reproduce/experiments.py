@@ -103,7 +103,8 @@ def _brno() -> Experiment:
                "against random detectives (figures 6.4-6.5).",
                "The hider column is yard's best Mister X (issue 14's strength targets), "
                "beside the thesis's DQN Mister X numbers. Against random detectives no Mister "
-               "X can exceed ~96.4% in yard's grid5 (the exact optimum: hider:model=random).",
+               "X can exceed 96.2% in yard's grid5 (the exact optimum, averaged over the start "
+               "positions: hider:model=random).",
                "Cells without a published number: the thesis's value is not quoted in yard's "
                "sources.",
                "The architecture and reward-system comparisons of figures 6.4-6.5 need "

@@ -28,9 +28,11 @@ def header(report: dict[str, Any]) -> list[str]:
         kind = "QUICK run (smaller budgets: not the published set-up)"
         if report["games"] is not None:
             kind += f", --games {report['games']}"
-    elif report["games"] is not None:
+    elif report["games"] is not None and not report.get("full_size", False):
         kind = (f"REDUCED run: {report['games']} games per cell (--games) instead of the "
                 "published count, full budgets otherwise")
+    elif report["games"] is not None:
+        kind = f"full run: {report['games']} games per cell (--games), full budgets"
     else:
         kind = "full run"
     return [f"{report['title']} ({report['experiment']})",

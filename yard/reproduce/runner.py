@@ -80,6 +80,10 @@ def run_experiment(experiment: Experiment, *, quick: bool = False, games: int | 
             "source": experiment.source, "quick": quick,
             "budget": experiment.quick_budget if quick else experiment.full_budget,
             "seed": seed, "workers": workers, "games": games,
+            # --games at least every cell's published count is a full run, not a reduced one
+            "full_size": not quick and all(
+                (games if games is not None else cell.games) >= cell.games
+                for cell in experiment.cells),
             "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
                        f"Python {platform.python_version()}",
