@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from game.belief import belief
 from game.moves import TICKET_NAMES, Ticket
 from game.outcome import MRX, Outcome, parse_seat, seat_name
 from game.rules import Ruleset, load_ruleset, ruleset_from_dict
@@ -98,18 +99,19 @@ class MrXView(View):
 def _tickets_view(rules: Ruleset, tickets: tuple[tuple[int, ...], ...]
                   ) -> dict[str, dict[str, int] | None]:
     """Every seat's tickets by seat name (``None`` where the ruleset counts none)."""
-    counted = (rules.mrx_tickets is not None, rules.detective_tickets is not None)
-    names = _TICKET_NAME_LIST
+    counted = rules.detective_tickets is not None
+    shown = ((rules.mrx_tickets is not None,) + (counted,) * (len(tickets) - 1))
+    keys = _SEAT_NAMES if len(tickets) <= len(_SEAT_NAMES) else [
+        seat_name(seat) for seat in range(len(tickets))]
     out: dict[str, dict[str, int] | None] = {}
-    for seat, own in enumerate(tickets):
-        key = _SEAT_NAMES[seat] if seat < len(_SEAT_NAMES) else seat_name(seat)
-        if not counted[seat != MRX]:
+    for key, own, counts in zip(keys, tickets, shown, strict=False):
+        if not counts:
             out[key] = None
         elif len(own) == 5:  # one count per Ticket, as every state holds them
             out[key] = {"taxi": own[0], "bus": own[1], "underground": own[2],
                         "secret": own[3], "double": own[4]}
-        elif len(own) <= len(names):
-            out[key] = dict(zip(names, own, strict=False))
+        elif len(own) <= len(_TICKET_NAME_LIST):
+            out[key] = dict(zip(_TICKET_NAME_LIST, own, strict=False))
         else:
             out[key] = {TICKET_NAMES[Ticket(i)]: n for i, n in enumerate(own)}
     return out
@@ -138,11 +140,17 @@ def detective_view(state: State, seat: int | None = None) -> DetectiveView:
 
 def _hidden_log(state: State) -> tuple[LogEntryView, ...]:
     """The travel log as detectives see it (stations only on reveal slots)."""
-    return _memo_log(state, "_view_log", state.rules.reveal_moves)
+    memo: _LogMemo = state._view_log or _memo_log(state, "_view_log", state.rules.reveal_moves)
+    return memo[0]
 
 
-def _memo_log(state: State, memo: str, reveals: Collection[int] | None
-              ) -> tuple[LogEntryView, ...]:
+_LogMemo = tuple[tuple[LogEntryView, ...], tuple[dict[str, Any], ...], tuple[int, int] | None]
+"""What a state's log-view slot holds: the entries as one audience sees them, their wire
+dicts (:attr:`LogEntryView.wire`) and the latest reveal ``(log slot, station)`` or ``None``."""
+_NO_LOG: _LogMemo = ((), (), None)
+
+
+def _memo_log(state: State, memo: str, reveals: Collection[int] | None) -> _LogMemo:
     """A travel log view memoised in slot ``memo`` along the parent chain (each state only
     appends the entries its own move added). ``reveals``: the move numbers whose station is
     shown (``None``: all, Mister X's own log). Each audience has its own slot."""
@@ -151,13 +159,19 @@ def _memo_log(state: State, memo: str, reveals: Collection[int] | None
     while node is not None and getattr(node, memo) is None:
         chain.append(node)
         node = node.parent
-    built: tuple[LogEntryView, ...] = () if node is None else getattr(node, memo) or ()
+    built: _LogMemo = _NO_LOG if node is None else getattr(node, memo) or _NO_LOG
+    schedule = state.rules.reveal_moves
     for child in reversed(chain):
-        done = len(built)
+        entries, wires, reveal = built
+        done = len(entries)
         if len(child.log) != done:
-            built += tuple(
+            new = tuple(
                 LogEntryView(ticket, station if reveals is None or slot in reveals else None)
                 for slot, (ticket, station) in enumerate(child.log[done:], start=done + 1))
+            for slot, entry in enumerate(new, start=done + 1):
+                if slot in schedule and entry.station is not None:
+                    reveal = (slot, entry.station)
+            built = (entries + new, wires + tuple(e.wire for e in new), reveal)
         setattr(child, memo, built)
     return built
 
@@ -169,7 +183,43 @@ def mrx_view(state: State) -> MrXView:
 
 def _full_log(state: State) -> tuple[LogEntryView, ...]:
     """The travel log as Mister X sees it (every station)."""
-    return _memo_log(state, "_mrx_view_log", None)
+    memo: _LogMemo = state._mrx_view_log or _memo_log(state, "_mrx_view_log", None)
+    return memo[0]
+
+
+def view_dict(state: State, seat: int | None) -> dict[str, Any]:
+    """``state.view(seat).to_dict()``, built straight from the state without the view
+    object (a server sends one on every turn of every game).
+
+    The same construction as :func:`detective_view` and :func:`mrx_view`: for any seat but
+    Mister X only public fields and the detectives' travel log are read, so Mister X's
+    station is in the dict only for ``seat == MRX``.
+    """
+    rules = state.rules
+    mrx = seat == MRX
+    if mrx:
+        memo = state._mrx_view_log or _memo_log(state, "_mrx_view_log", None)
+    else:
+        memo = state._view_log or _memo_log(state, "_view_log", rules.reveal_moves)
+    entries, wires, last = memo
+    names = _SEAT_NAMES
+    to_move = state.to_move
+    outcome = state.outcome
+    out: dict[str, Any] = {
+        "seat": None if seat is None else names[seat] if seat < len(names)
+        else seat_name(seat),
+        "to_move": names[to_move] if to_move < len(names) else seat_name(to_move),
+        "move_number": len(entries),
+        "detectives": list(state.positions[1:]),
+        "tickets": _tickets_view(rules, state.tickets),
+        "log": list(wires),
+        "last_reveal": None if last is None else {"move": last[0], "station": last[1]},
+        "possible": sorted(belief(state)),
+        "outcome": None if outcome is None else outcome.to_dict(),
+    }
+    if mrx:
+        out["mrx"] = state.positions[0]
+    return out
 
 
 def view_from_dict(data: dict[str, Any], rules: Ruleset) -> MrXView | DetectiveView:

@@ -48,14 +48,32 @@ def encode_bytes(msg: Message) -> bytes:
     allows (non-ASCII characters are not escaped, floats such as ``1e+16`` are written
     ``1e16``). Values orjson cannot write (integers beyond 64 bits, lone surrogates) fall
     back to the standard library, so anything :func:`to_json` accepts encodes.
+
+    orjson writes a message dataclass natively (its fields in order, nested dataclasses
+    and enums included); the ``type`` member goes in front of them.
     """
-    body: dict[str, Any] = {"type": msg.TYPE}
-    for name in _field_names(type(msg)) or ():
-        body[name] = getattr(msg, name)
+    prefix = _TYPE_PREFIX.get(type(msg))
+    if prefix is None:
+        prefix = _type_prefix(type(msg))
     try:
-        return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+        body = orjson.dumps(msg, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:  # orjson.JSONEncodeError
         return _encode_stdlib(msg).encode("utf-8", "surrogatepass")
+    if len(body) == 2:  # no fields: b"{}"
+        return prefix[:-1] + b"}"
+    return prefix + body[1:]
+
+
+_TYPE_PREFIX: dict[type, bytes] = {}
+
+
+def _type_prefix(cls: type) -> bytes:
+    """``{"type":"<TYPE>",`` for message class ``cls`` (memoised)."""
+    kind = getattr(cls, "TYPE", None)
+    if not (dataclasses.is_dataclass(cls) and isinstance(kind, str)):
+        raise TypeError(f"{cls.__name__} is not a message class")
+    prefix = _TYPE_PREFIX[cls] = b'{"type":' + orjson.dumps(kind) + b","
+    return prefix
 
 
 def _encode_stdlib(msg: Message) -> str:

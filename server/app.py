@@ -31,6 +31,7 @@ import contextlib
 import errno
 import http
 import logging
+import struct
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -44,6 +45,13 @@ from websockets.exceptions import ConnectionClosed, PayloadTooBig
 from websockets.frames import DATA_OPCODES, Frame, Opcode
 from websockets.http11 import Request, Response
 from websockets.protocol import Event, State
+from websockets.protocol import Protocol as WsProtocol
+from websockets.streams import StreamReader
+
+try:
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover - a websockets build without its C extension
+    from websockets.utils import apply_mask
 
 from db.errors import AlreadyPlayedError
 from db.records import GameRecord
@@ -98,15 +106,17 @@ class _CloseMarker:
 class _Outbox:
     """Frames waiting for one connection's writer, at most ``limit`` bytes of them."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, ws: ServerConnection | None = None) -> None:
         self.limit = limit
+        #: The connection the frames go to.
+        self.ws = ws
         self.items: deque[bytes] = deque()
         self.bytes = 0
-        #: Bytes framed straight into the transport this loop tick (not yet written out):
-        #: they count against ``limit`` as queued ones do.
+        #: Bytes to be framed straight into the transport at the end of this loop tick
+        #: (:meth:`MatchServer._flush`): they count against ``limit`` as queued ones do.
         self.direct = 0
-        #: Those frames (header, payload, header, ...), written out at the end of the tick.
-        self.frames: list[bytes] = []
+        #: Those messages, in order.
+        self.texts: list[bytes] = []
         self.closing: _CloseMarker | None = None
         self.overflowed = False
         self.ready = asyncio.Event()
@@ -121,11 +131,18 @@ class _Outbox:
         if self.bytes + self.direct + size > self.limit:
             self.overflowed = True
             self.items.clear()
-            self.frames.clear()  # this tick's frames: dropped with it
+            self.texts.clear()  # this tick's messages: dropped with it
             self.bytes = 0
             return False
         self.direct += size
         return True
+
+    def requeue(self, texts: list[bytes]) -> None:
+        """Put ``texts`` (this tick's messages, already counted) at the front of the queue:
+        the transport could not take them (paused) and the writer task sends them."""
+        self.items.extendleft(reversed(texts))
+        self.bytes += sum(map(len, texts))
+        self.ready.set()
 
     def put(self, text: bytes) -> bool:
         """Queue ``text``; ``False`` (and nothing queued) if that would pass the limit."""
@@ -210,6 +227,8 @@ class _GatedConnection(ServerConnection):
     yard_sink: Callable[[str | bytes], None] | None = None
     yard_direct = True
     yard_pending: list[str | bytes] | None = None
+    #: Frames that took the fast path of :meth:`data_received`.
+    yard_fast_frames = 0
 
     def attach(self, sink: Callable[[str | bytes], None]) -> None:
         """Hand ``sink`` every whole data frame from now on (those waiting first)."""
@@ -222,6 +241,46 @@ class _GatedConnection(ServerConnection):
         """No more frames to the sink (the handler is done)."""
         self.yard_sink = None
         self.yard_direct = False
+
+    def data_received(self, data: bytes) -> None:
+        """Whole masked text frames at the front of ``data`` go straight to the sink while
+        websockets' parser waits between frames with nothing buffered (then it would make
+        of them what this does); the rest of ``data`` (a control frame, a partial,
+        fragmented, binary, unmasked or oversized frame, text that is not UTF-8, anything
+        before the handler attached) goes to websockets, as all of it did before."""
+        sink = self.yard_sink
+        protocol = self.protocol
+        if sink is None or not self.yard_direct or not _between_frames(protocol):
+            super().data_received(data)
+            return
+        limit = protocol.max_message_size
+        end = len(data)
+        at = 0
+        while end - at >= 6:
+            if data[at] != 0x81:  # FIN, no RSV bits, TEXT
+                break
+            size = data[at + 1] ^ 0x80  # the MASK bit must be set (a client frame)
+            if size < 126:
+                start = at + 6
+            elif size == 126 and end - at >= 8:
+                size = (data[at + 2] << 8) | data[at + 3]
+                start = at + 8
+            else:  # unmasked, a 64-bit length, or a header cut short
+                break
+            stop = start + size
+            if stop > end or (limit is not None and size > limit):
+                break
+            try:
+                text = str(apply_mask(data[start:stop], data[start - 4:start]), "utf-8")
+            except UnicodeDecodeError:  # websockets fails the connection (1007)
+                break
+            at = stop
+            self.yard_fast_frames += 1
+            sink(text)
+            if self.yard_sink is not sink or not self.yard_direct:
+                break
+        if at < end:
+            super().data_received(data[at:] if at else data)
 
     def process_event(self, event: Event) -> None:
         if type(event) is Frame and event.opcode in DATA_OPCODES:
@@ -261,14 +320,40 @@ class _GatedConnection(ServerConnection):
         self.gate.release(self.yard_address)
 
 
+_PARSE_CODE = getattr(getattr(WsProtocol, "parse", None), "__code__", None)
+_AT_EOF_CODE = getattr(getattr(StreamReader, "at_eof", None), "__code__", None)
+
+
+def _between_frames(protocol: WsProtocol) -> bool:
+    """websockets' parser of an open connection waits for the next frame with nothing
+    buffered (not in the middle of one, not discarding after a close)."""
+    if (protocol.reader.buffer or protocol.current_size is not None
+            or protocol.state is not State.OPEN):
+        return False
+    generator: Any = protocol.parser  # the server's parse() delegates to Protocol.parse()
+    for _ in range(4):
+        code = getattr(generator, "gi_code", None)
+        if code is None:
+            return False
+        generator = generator.gi_yieldfrom
+        if code is _PARSE_CODE:
+            return getattr(generator, "gi_code", None) is _AT_EOF_CODE
+    return False
+
+
 def _text_header(size: int) -> bytes:
     """The header of an unmasked, unfragmented server text frame of ``size`` bytes
     (RFC 6455 section 5.2), as websockets writes it without extensions."""
     if size < 126:
-        return bytes((0x81, size))
+        return _SHORT_HEADERS[size]
     if size < 1 << 16:
-        return b"\x81\x7e" + size.to_bytes(2, "big")
-    return b"\x81\x7f" + size.to_bytes(8, "big")
+        return _pack_medium(0x81, 126, size)
+    return _pack_long(0x81, 127, size)
+
+
+_SHORT_HEADERS = tuple(bytes((0x81, size)) for size in range(126))
+_pack_medium = struct.Struct("!BBH").pack
+_pack_long = struct.Struct("!BBQ").pack
 
 
 def _refusal(text: str) -> Response:
@@ -295,7 +380,7 @@ class MatchServer:
         self._outboxes: dict[int, _Outbox] = {}
         self._sockets: dict[int, ServerConnection] = {}
         self._wake = asyncio.Event()
-        self._dirty: dict[int, tuple[ServerConnection, _Outbox]] = {}
+        self._dirty: list[_Outbox] = []
         self._flush_due = False
         self._timer: asyncio.Task[None] | None = None
         self._saves: set[asyncio.Task[None]] = set()
@@ -396,7 +481,7 @@ class MatchServer:
 
     async def _handle(self, ws: ServerConnection) -> None:
         conn = self.core.connect(time.monotonic())
-        outbox = _Outbox(self.core.config.max_send_bytes)
+        outbox = _Outbox(self.core.config.max_send_bytes, ws)
         self._outboxes[conn] = outbox
         self._sockets[conn] = ws
         writer = asyncio.create_task(self._write(ws, outbox))
@@ -472,7 +557,7 @@ class MatchServer:
     def _apply(self, outputs: list[Output]) -> None:
         texts: dict[int, bytes] = {}  # one encoding per message object (broadcasts)
         for output in outputs:
-            if isinstance(output, Send):
+            if type(output) is Send:
                 key = id(output.message)
                 text = texts.get(key)
                 if text is None:
@@ -484,42 +569,54 @@ class MatchServer:
                     outbox.close(_CloseMarker(output.reason, output.code))
             elif isinstance(output, Finished):
                 self._queue_store(output)
-        self._wake.set()
+        if self.core.rearm:  # a deadline earlier than the one the timer sleeps until
+            self._wake.set()
 
     def _send(self, conn: int, text: bytes) -> None:
         outbox = self._outboxes.get(conn)
         if outbox is None:
             return
-        if outbox.idle():
-            ws = self._sockets.get(conn)
-            if (ws is not None and not ws.paused and ws.protocol.state is State.OPEN
-                    and not ws.protocol.extensions):
-                if not outbox.reserve(len(text)):
-                    self._overflow(conn, outbox)
-                    return
-                outbox.frames += (_text_header(len(text)), text)
-                self._dirty[conn] = (ws, outbox)
+        if not outbox.items and outbox.closing is None and not outbox.overflowed:
+            # Framed and written at the end of this loop tick (one write per connection),
+            # or queued then if the transport cannot take it (see _flush).
+            if not outbox.reserve(len(text)):
+                self._overflow(conn, outbox)
+                return
+            if not outbox.texts:
+                self._dirty.append(outbox)
                 if not self._flush_due:
                     self._flush_due = True
                     asyncio.get_running_loop().call_soon(self._flush)
-                return
+            outbox.texts.append(text)
+            return
         if not outbox.put(text):
             self._overflow(conn, outbox)
 
     def _flush(self) -> None:
-        """Write each connection's frames of this loop tick in one ``transport.write``."""
+        """Write each connection's messages of this loop tick, framed, in one
+        ``transport.write``; a connection whose transport is paused (its client reads
+        slowly) gets them queued for its writer task instead."""
         self._flush_due = False
-        dirty, self._dirty = self._dirty, {}
-        for ws, outbox in dirty.values():
+        dirty, self._dirty = self._dirty, []
+        header = _text_header
+        for outbox in dirty:
             outbox.direct = 0
-            frames, outbox.frames = outbox.frames, []
-            writes = ws.protocol.data_to_send()  # websockets' own, if any (it sends at once)
+            texts, outbox.texts = outbox.texts, []
+            ws = outbox.ws
+            if ws is None:
+                continue
+            protocol = ws.protocol
+            writes = protocol.data_to_send()  # websockets' own, if any (it sends at once)
             if ws.transport.is_closing():
                 continue
-            if ws.protocol.state is State.OPEN:  # else closing meanwhile: frames dropped
-                writes += frames
+            if protocol.state is State.OPEN:  # else closing meanwhile: messages dropped
+                if ws.paused or protocol.extensions:
+                    outbox.requeue(texts)
+                else:
+                    for text in texts:
+                        writes += (header(len(text)), text)
             if b"" in writes:  # an end-of-stream marker: websockets writes it its own way
-                ws.protocol.writes[:0] = writes
+                protocol.writes[:0] = writes
                 ws.send_data()
             elif writes:
                 ws.transport.write(b"".join(writes))

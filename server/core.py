@@ -155,6 +155,11 @@ class Core:
         self.watchers: dict[str, set[int]] = {}
         self._next_conn = 0
         self.closing = False
+        #: What :meth:`next_deadline` last returned (when the shell's timer wakes next).
+        self._armed: float | None = None
+        #: Set when a game got a deadline before that: the timer must wake up earlier
+        #: (cleared by :meth:`next_deadline`).
+        self.rearm = False
 
     # ------------------------------------------------------------------ connections
 
@@ -179,7 +184,9 @@ class Core:
             self.sessions.pop(session.id, None)
             return []
         for game in session.games:
-            self.matches[game].detach(session.id, now)
+            match = self.matches[game]
+            match.detach(session.id, now)
+            self._note_deadline(match)
         return []
 
     def receive(self, conn_id: int, text: str | bytes, now: float) -> list[Output]:
@@ -218,9 +225,18 @@ class Core:
         return out
 
     def next_deadline(self) -> float | None:
-        """When :meth:`tick` next has work, or ``None``."""
+        """When :meth:`tick` next has work, or ``None``. Until a game gets an earlier
+        deadline (:attr:`rearm`), :meth:`tick` has nothing to do before then."""
         times = [d for m in self.matches.values() if (d := m.next_deadline()) is not None]
-        return min(times) if times else None
+        self._armed = min(times) if times else None
+        self.rearm = False
+        return self._armed
+
+    def _note_deadline(self, match: Match) -> None:
+        """Set :attr:`rearm` if ``match`` now has a deadline before the armed one."""
+        deadline = match.next_deadline()
+        if deadline is not None and (self._armed is None or deadline < self._armed):
+            self.rearm = True
 
     def shutdown(self, now: float) -> list[Output]:
         """Abort every running game (recorded as ``aborted``) and refuse new ones."""
@@ -431,8 +447,11 @@ class Core:
                 out.append(Send(conn, message))
                 if watchers:
                     sent.add((conn, id(message)))
-        if match.finished and match.record is not None:
-            out.append(self._finished(match, match.record))
+        if match.finished:
+            if match.record is not None:
+                out.append(self._finished(match, match.record))
+        else:
+            self._note_deadline(match)
         return out
 
     def _finished(self, match: Match, record: GameRecord) -> Finished:

@@ -31,7 +31,7 @@ import hashlib
 import logging
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
@@ -40,6 +40,7 @@ from typing import Any
 from db.records import GameRecord, MatchLog, SeatRecord, TurnRecord
 from game import MRX, Move, Outcome, Ruleset, State, Termination, new_game, seat_name, to_text
 from game.errors import MoveParseError
+from game.views import view_dict
 from protocol import (
     Clock,
     Effort,
@@ -121,7 +122,7 @@ def side_seed(game_seed: int, seat: int) -> int:
     return int.from_bytes(digest[:6], "big")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Turn:
     """The turn in progress (times in microseconds since the start)."""
 
@@ -134,6 +135,8 @@ class _Turn:
     #: The legal moves by their text (what ``your_turn`` lists; a move message whose
     #: text is a key is that legal move, since move texts are canonical).
     legal: dict[str, Move] = field(default_factory=dict)
+    #: Those texts in the engine's order of the legal moves (``your_turn``'s ``legal``).
+    texts: list[str] = field(default_factory=list)
 
 
 class Match:
@@ -154,6 +157,8 @@ class Match:
         self._seats: dict[str, tuple[int, ...]] = {
             session: tuple(i for i, p in enumerate(spec.players) if p.session == session)
             for session in self._sessions}
+        #: Seat names by seat number.
+        self._names = tuple(seat_name(i) for i in range(len(spec.players)))
         self._move_us = round(spec.time_control.move_s * US)
         self._grace_us = round(spec.grace_s * US)
         #: Bank left per seat, in microseconds.
@@ -334,6 +339,9 @@ class Match:
     def _tick(self, us: int) -> Outputs:
         if self.finished:
             return []
+        if not self.detached:  # the usual case: only the turn's clock
+            turn = self.turn
+            return [] if turn is None or us < turn.deadline else self._timeout(us)
         for session, since in sorted(self.detached.items(), key=lambda kv: kv[1]):
             if us >= since + self._grace_us:
                 return self._forfeit(session, Termination.DISCONNECTED, us,
@@ -371,7 +379,8 @@ class Match:
         us = self._us(now)
         turn = self.turn
         plain = (turn is not None and session == self.spec.players[turn.seat].session
-                 and msg.turn == turn.number and msg.seat in (None, seat_name(turn.seat)))
+                 and msg.turn == turn.number and (msg.seat is None
+                                                  or msg.seat == self._names[turn.seat]))
         if plain:  # the usual case, logged in short: what replays the same with no seat
             self._log(us, msg.move)
         else:
@@ -401,7 +410,7 @@ class Match:
             text = (f"{move} is not a legal move for {seat_name(self.turn.seat)} "
                     f"(turn {self.turn.number})")
             return self._bad_try(session, Fault.ILLEGAL_MOVE, ErrorCode.ILLEGAL_MOVE, text, now)
-        ok = MoveOk(self.game_id, self.turn.number, seat_name(self.turn.seat), msg.move)
+        ok = MoveOk(self.game_id, self.turn.number, self._names[self.turn.seat], msg.move)
         return [(session, ok), *self._play(move, now, None, msg.effort, msg.move)]
 
     def _check_turn(self, session: str, msg: MoveMsg) -> Error | None:
@@ -471,8 +480,8 @@ class Match:
             entries = self.state.view(None).log[len(before.log):]
             public = "+".join(e.ticket.name.lower() + ("" if e.station is None
                                                        else f":{e.station}") for e in entries)
-        nxt = None if self.state.outcome else seat_name(self.state.to_move)
-        return Update(self.game_id, turn.number, seat_name(turn.seat), public, nxt)
+        nxt = None if self.state.outcome else self._names[self.state.to_move]
+        return Update(self.game_id, turn.number, self._names[turn.seat], public, nxt)
 
     # ------------------------------------------------------------------ turns
 
@@ -483,16 +492,19 @@ class Match:
         self._turn_counter += 1
         seat = self.state.to_move
         deadline = now + self._move_us + self.bank[seat]
-        self.turn = _Turn(self._turn_counter, seat, now, deadline,
-                          legal={str(m): m for m in self.state.legal_moves()})
-        return [(self.spec.players[seat].session, self._your_turn(self.turn, now))]
+        moves = self.state.legal_moves()
+        texts = move_texts(moves)
+        self.turn = turn = _Turn(self._turn_counter, seat, now, deadline, [], 0,
+                                 dict(zip(texts, moves, strict=True)), texts)
+        return [(self.spec.players[seat].session, self._your_turn(turn, now))]
 
     def _your_turn(self, turn: _Turn, now: int) -> YourTurn:
         move_left = max(0, turn.started + self._move_us - now)
         bank_left = max(0, min(self.bank[turn.seat], turn.deadline - now))
-        legal = list(turn.legal)
-        return YourTurn(self.game_id, turn.number, seat_name(turn.seat),
-                        self.state.view(turn.seat).to_dict(), legal,
+        # view_dict is state.view(seat).to_dict() without the view object: this seat's
+        # view only (Mister X's station only in his own).
+        return YourTurn(self.game_id, turn.number, self._names[turn.seat],
+                        view_dict(self.state, turn.seat), list(turn.texts),
                         Clock(round(move_left / US, 3), round(bank_left / US, 3)))
 
     def _game_starts(self, session: str) -> Outputs:
@@ -561,6 +573,29 @@ class Match:
 
 
 _NO_EFFORT = Effort()
+
+
+_MOVE_TEXTS: dict[Move, str] = {}
+_MOVE_TEXTS_MAX = 1 << 18
+"""Most move texts kept (a board has a fixed set of moves; many boards could add up)."""
+
+
+def move_texts(moves: Sequence[Move]) -> list[str]:
+    """``[str(m) for m in moves]``, each text made once per distinct move (the legal moves
+    of every turn are listed by text)."""
+    texts = _MOVE_TEXTS
+    try:
+        return [texts[m] for m in moves]
+    except KeyError:
+        if len(texts) > _MOVE_TEXTS_MAX:
+            texts.clear()
+        out = []
+        for m in moves:
+            text = texts.get(m)
+            if text is None:
+                text = texts[m] = str(m)
+            out.append(text)
+        return out
 
 
 def _last_code(faults: list[str]) -> str | None:
