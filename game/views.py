@@ -138,6 +138,12 @@ def detective_view(state: State, seat: int | None = None) -> DetectiveView:
     return DetectiveView(seat=seat, log=_hidden_log(state), **_public(state))
 
 
+def detective_log(state: State) -> tuple[LogEntryView, ...]:
+    """Mister X's travel log as detectives (and spectators) see it: tickets, and stations
+    on reveal slots only (memoised along the state's parent chain)."""
+    return _hidden_log(state)
+
+
 def _hidden_log(state: State) -> tuple[LogEntryView, ...]:
     """The travel log as detectives see it (stations only on reveal slots)."""
     memo: _LogMemo = state._view_log or _memo_log(state, "_view_log", state.rules.reveal_moves)
@@ -171,7 +177,9 @@ def _memo_log(state: State, memo: str, reveals: Collection[int] | None) -> _LogM
             for slot, entry in enumerate(new, start=done + 1):
                 if slot in schedule and entry.station is not None:
                     reveal = (slot, entry.station)
-            built = (entries + new, wires + tuple(e.wire for e in new), reveal)
+            names = _TICKET_NAME_LIST  # as LogEntryView.wire writes them
+            built = (entries + new, wires + tuple(
+                {"ticket": names[e.ticket], "station": e.station} for e in new), reveal)
         setattr(child, memo, built)
     return built
 
@@ -197,10 +205,23 @@ def view_dict(state: State, seat: int | None) -> dict[str, Any]:
     """
     rules = state.rules
     mrx = seat == MRX
+    parent = state.parent
     if mrx:
-        memo = state._mrx_view_log or _memo_log(state, "_mrx_view_log", None)
+        memo = state._mrx_view_log
+        if memo is None:
+            memo = parent._mrx_view_log if parent is not None else None
+            if memo is not None and len(memo[0]) == len(state.log):  # no new entry
+                state._mrx_view_log = memo
+            else:
+                memo = _memo_log(state, "_mrx_view_log", None)
     else:
-        memo = state._view_log or _memo_log(state, "_view_log", rules.reveal_moves)
+        memo = state._view_log
+        if memo is None:
+            memo = parent._view_log if parent is not None else None
+            if memo is not None and len(memo[0]) == len(state.log):  # no new entry
+                state._view_log = memo
+            else:
+                memo = _memo_log(state, "_view_log", rules.reveal_moves)
     entries, wires, last = memo
     names = _SEAT_NAMES
     to_move = state.to_move

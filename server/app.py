@@ -229,6 +229,10 @@ class _GatedConnection(ServerConnection):
     yard_pending: list[str | bytes] | None = None
     #: Frames that took the fast path of :meth:`data_received`.
     yard_fast_frames = 0
+    #: websockets' parser generator, while it is known to wait between frames with
+    #: nothing buffered (it is fed only by ``super().data_received``, which resets this,
+    #: and replaced when the connection fails or closes).
+    yard_parser: object = None
 
     def attach(self, sink: Callable[[str | bytes], None]) -> None:
         """Hand ``sink`` every whole data frame from now on (those waiting first)."""
@@ -250,9 +254,15 @@ class _GatedConnection(ServerConnection):
         before the handler attached) goes to websockets, as all of it did before."""
         sink = self.yard_sink
         protocol = self.protocol
-        if sink is None or not self.yard_direct or not _between_frames(protocol):
+        if sink is None or not self.yard_direct:
+            self.yard_parser = None
             super().data_received(data)
             return
+        if protocol.parser is not self.yard_parser:  # websockets' parser was fed since
+            if not _between_frames(protocol):
+                super().data_received(data)
+                return
+            self.yard_parser = protocol.parser
         limit = protocol.max_message_size
         end = len(data)
         at = 0
@@ -280,6 +290,7 @@ class _GatedConnection(ServerConnection):
             if self.yard_sink is not sink or not self.yard_direct:
                 break
         if at < end:
+            self.yard_parser = None  # to be checked again next time
             super().data_received(data[at:] if at else data)
 
     def process_event(self, event: Event) -> None:
@@ -325,10 +336,9 @@ _AT_EOF_CODE = getattr(getattr(StreamReader, "at_eof", None), "__code__", None)
 
 
 def _between_frames(protocol: WsProtocol) -> bool:
-    """websockets' parser of an open connection waits for the next frame with nothing
-    buffered (not in the middle of one, not discarding after a close)."""
-    if (protocol.reader.buffer or protocol.current_size is not None
-            or protocol.state is not State.OPEN):
+    """websockets' parser waits for the next frame with nothing buffered (not in the
+    middle of one, not discarding after a close frame or a failure)."""
+    if protocol.reader.buffer or protocol.current_size is not None:
         return False
     generator: Any = protocol.parser  # the server's parse() delegates to Protocol.parse()
     for _ in range(4):

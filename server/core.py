@@ -17,6 +17,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from db.records import GameRecord
 from game import Termination, YardError, load_ruleset, seat_name
@@ -59,9 +60,8 @@ MAX_MOVE_TEXT = 64
 has 31 characters); a longer one is a protocol violation (``bad_value``)."""
 
 
-@dataclass(frozen=True)
-class Send:
-    """Send ``message`` on connection ``conn``."""
+class Send(NamedTuple):
+    """Send ``message`` on connection ``conn`` (a named tuple: several per move)."""
 
     conn: int
     message: Message
@@ -258,12 +258,12 @@ class Core:
         if session is None:
             return self._violation(conn, ErrorCode.NOT_AUTHENTICATED,
                                    f"send hello before {message.TYPE}", now)
+        if isinstance(message, MoveMsg):
+            return self._move(conn, session, message, now)
         if isinstance(message, Ping):
             return [Send(conn.id, Pong(message.nonce))]
         if isinstance(message, Pong):
             return []
-        if isinstance(message, MoveMsg):
-            return self._move(conn, session, message, now)
         if isinstance(message, Watch):
             return self._watch(conn, message)
         assert isinstance(message, ListBots | StartMatch)
@@ -431,8 +431,10 @@ class Core:
     # ------------------------------------------------------------------ routing
 
     def _route(self, match: Match, outputs: Outputs) -> list[Output]:
-        out: list[Output] = []
         watchers = self.watchers.get(match.game_id)
+        if not watchers:  # the usual case: players only
+            return self._route_players(match, outputs)
+        out: list[Output] = []
         sent: set[tuple[int, int]] = set()  # (conn, message): a player that also watches
         for recipient, message in outputs:  # its game gets each broadcast once
             if recipient is None:
@@ -447,6 +449,22 @@ class Core:
                 out.append(Send(conn, message))
                 if watchers:
                     sent.add((conn, id(message)))
+        if match.finished:
+            if match.record is not None:
+                out.append(self._finished(match, match.record))
+        else:
+            self._note_deadline(match)
+        return out
+
+    def _route_players(self, match: Match, outputs: Outputs) -> list[Output]:
+        """:meth:`_route` for a game nobody watches."""
+        out: list[Output] = []
+        sessions = self.sessions
+        for recipient, message in outputs:
+            if recipient is not None and (conn := sessions[recipient].conn) is not None:
+                if type(message) is YourTurn:  # see _route
+                    self.conns[conn].bucket.credit()
+                out.append(Send(conn, message))
         if match.finished:
             if match.record is not None:
                 out.append(self._finished(match, match.record))

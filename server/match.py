@@ -40,7 +40,7 @@ from typing import Any
 from db.records import GameRecord, MatchLog, SeatRecord, TurnRecord
 from game import MRX, Move, Outcome, Ruleset, State, Termination, new_game, seat_name, to_text
 from game.errors import MoveParseError
-from game.views import view_dict
+from game.views import detective_log, view_dict
 from protocol import (
     Clock,
     Effort,
@@ -132,11 +132,18 @@ class _Turn:
     deadline: int
     faults: list[str] = field(default_factory=list)
     illegal: int = 0
-    #: The legal moves by their text (what ``your_turn`` lists; a move message whose
-    #: text is a key is that legal move, since move texts are canonical).
-    legal: dict[str, Move] = field(default_factory=dict)
-    #: Those texts in the engine's order of the legal moves (``your_turn``'s ``legal``).
+    #: The legal moves, in the engine's order.
+    moves: Sequence[Move] = ()
+    #: Their texts (what ``your_turn`` lists; a move message whose text is one of them is
+    #: that legal move, since move texts are canonical).
     texts: list[str] = field(default_factory=list)
+
+    def legal(self, text: str) -> Move | None:
+        """The legal move whose text is ``text``, or ``None``."""
+        try:
+            return self.moves[self.texts.index(text)]
+        except ValueError:
+            return None
 
 
 class Match:
@@ -200,6 +207,8 @@ class Match:
         """The earliest time :meth:`tick` has something to do, or ``None``."""
         if self.finished or self._t0 is None:
             return None
+        if not self.detached:  # the usual case: only the turn's clock
+            return None if self.turn is None else self._t0 + self.turn.deadline / US
         times = [t + self._grace_us for t in self.detached.values()]
         if self.turn is not None:
             times.append(self.turn.deadline)
@@ -400,7 +409,7 @@ class Match:
                                              f"more than {MAX_REFUSED} refused moves")]
             return [*out, (session, problem)]
         assert self.turn is not None
-        move = self.turn.legal.get(msg.move)
+        move = self.turn.legal(msg.move)
         if move is None:  # not the text of a legal move: say why
             try:
                 move = Move.parse(msg.move)
@@ -455,29 +464,39 @@ class Match:
         turn = self.turn
         assert turn is not None
         before = self.state
-        # ``move`` is one of ``before``'s legal moves (from ``turn.legal`` or chosen from
+        # ``move`` is one of ``before``'s legal moves (from ``turn.moves`` or chosen from
         # them on a timeout): no second legality check.
-        self.state = before.apply_unchecked(move)
+        self.state = state = before.apply_unchecked(move)
         text = text or str(move)
         used = now - turn.started
-        self.bank[turn.seat] = max(0, self.bank[turn.seat] - max(0, used - self._move_us))
-        faults = [*turn.faults, *([fault.value] if fault else [])]
-        reported = effort or _NO_EFFORT
-        self.turns.append(TurnRecord(turn.number, turn.seat, text, used / US,
-                                     fault.value if fault else _last_code(turn.faults),
-                                     "; ".join(faults) or None, reported.playouts,
-                                     reported.nodes, reported.depth))
-        out = self._broadcast(self._update(before, text, turn))
-        if self.state.outcome is not None:
-            return out + self._finish(self.state.outcome, now, None, None)
-        return out + self._begin_turn(now)
+        if used > self._move_us:  # the bank pays for the time over the move limit
+            self.bank[turn.seat] = max(0, self.bank[turn.seat] - (used - self._move_us))
+        if fault is None and not turn.faults:  # a clean move (the usual case)
+            record = (TurnRecord(turn.number, turn.seat, text, used / US) if effort is None
+                      else TurnRecord(turn.number, turn.seat, text, used / US, None, None,
+                                      effort.playouts, effort.nodes, effort.depth))
+        else:
+            faults = [*turn.faults, *([fault.value] if fault else [])]
+            reported = effort or _NO_EFFORT
+            record = TurnRecord(turn.number, turn.seat, text, used / US,
+                                fault.value if fault else _last_code(turn.faults),
+                                "; ".join(faults) or None, reported.playouts,
+                                reported.nodes, reported.depth)
+        self.turns.append(record)
+        update = self._update(before, text, turn)
+        out: Outputs = [(session, update) for session in self._sessions]
+        out.append((PUBLIC, update))
+        if state.outcome is not None:
+            return out + self._finish(state.outcome, now, None, None)
+        out += self._begin_turn(now)
+        return out
 
     def _update(self, before: State, move: str, turn: _Turn) -> Update:
         if turn.seat != MRX:
             public = move
         else:
             # Built from the detectives' view: tickets, plus stations on reveal slots only.
-            entries = self.state.view(None).log[len(before.log):]
+            entries = detective_log(self.state)[len(before.log):]
             public = "+".join(e.ticket.name.lower() + ("" if e.station is None
                                                        else f":{e.station}") for e in entries)
         nxt = None if self.state.outcome else self._names[self.state.to_move]
@@ -494,8 +513,8 @@ class Match:
         deadline = now + self._move_us + self.bank[seat]
         moves = self.state.legal_moves()
         texts = move_texts(moves)
-        self.turn = turn = _Turn(self._turn_counter, seat, now, deadline, [], 0,
-                                 dict(zip(texts, moves, strict=True)), texts)
+        self.turn = turn = _Turn(self._turn_counter, seat, now, deadline, [], 0, moves,
+                                 texts)
         return [(self.spec.players[seat].session, self._your_turn(turn, now))]
 
     def _your_turn(self, turn: _Turn, now: int) -> YourTurn:
@@ -504,7 +523,7 @@ class Match:
         # view_dict is state.view(seat).to_dict() without the view object: this seat's
         # view only (Mister X's station only in his own).
         return YourTurn(self.game_id, turn.number, self._names[turn.seat],
-                        view_dict(self.state, turn.seat), list(turn.texts),
+                        view_dict(self.state, turn.seat), turn.texts,
                         Clock(round(move_left / US, 3), round(bank_left / US, 3)))
 
     def _game_starts(self, session: str) -> Outputs:
