@@ -185,6 +185,8 @@ class _Gate:
         self.total = 0
         self.per_address: dict[str, int] = {}
         self.refused = 0
+        #: Frames of closed connections that took the fast path of ``data_received``.
+        self.fast_frames = 0
 
     def admit(self, address: str) -> str | None:
         """Count a new socket from ``address``; the reason to refuse it, or ``None``."""
@@ -329,6 +331,8 @@ class _GatedConnection(ServerConnection):
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         self.gate.release(self.yard_address)
+        self.gate.fast_frames += self.yard_fast_frames
+        self.yard_fast_frames = 0
 
 
 _PARSE_CODE = getattr(getattr(WsProtocol, "parse", None), "__code__", None)
@@ -421,6 +425,14 @@ class MatchServer:
         """Bytes of messages waiting in every connection's outbox (at most
         ``max_send_bytes`` each)."""
         return sum(outbox.bytes + outbox.direct for outbox in self._outboxes.values())
+
+    @property
+    def fast_frames(self) -> int:
+        """Client frames parsed by the server's own fast path (whole masked text frames at
+        a read's start; everything else goes through websockets' parser)."""
+        return self._gate.fast_frames + sum(
+            ws.yard_fast_frames for ws in self._sockets.values()
+            if isinstance(ws, _GatedConnection))
 
     @property
     def open_sockets(self) -> int:
