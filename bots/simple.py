@@ -18,8 +18,6 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from bots.base import Bot
 from game import Move, Ticket, View
 
@@ -39,6 +37,8 @@ def best_of(moves: Sequence[Move], scores: Sequence[float] | Any) -> list[Move]:
 
 def nearest(view: View, stations: Sequence[int], targets: Sequence[int]) -> Any:
     """For each of ``stations``, the distance to the nearest of ``targets`` (numpy array)."""
+    import numpy as np  # here: the random bot's processes never load numpy
+
     dist = distance_table(view)
     return dist[np.ix_(np.asarray(stations), np.asarray(targets))].min(axis=1)
 
@@ -111,6 +111,8 @@ class Run2Bot(Bot):
     roles = frozenset({"mrx"})
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        import numpy as np
+
         dist = distance_table(view)
         ends = np.asarray([m.destination for m in legal])
         danger = (3.0 ** -dist[np.ix_(ends, np.asarray(view.detectives))]).sum(axis=1)
