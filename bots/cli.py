@@ -69,14 +69,20 @@ def bot_row(ref: str, bot: Bot | None = None) -> dict[str, Any]:
               "a bot's options are checked together), e.g. mcts:iterations=200 or "
               "mybot.py:Closer; exit 2 with the reason if not. Classes checked are listed "
               "too.")
-def list_bots(as_json: bool, checks: tuple[BotSpec, ...]) -> None:
+@click.option("--only", "only", multiple=True, metavar="NAME",
+              help="List only these bots (repeatable; names that are not bots are left "
+              "out), and the classes checked: quicker than loading every bot.")
+def list_bots(as_json: bool, checks: tuple[BotSpec, ...], only: tuple[str, ...]) -> None:
     """List the bots (built-in and installed under the `yard.bots` entry points), the
     roles they can play and whether they are time-based (with --json: "timed", and "cores"
     one move keeps busy, for the options given in --check, else the defaults; "rulesets"
     they claim, null for any; "source")."""
     by_bot = merge_options(checks)
     checked = {ref: bot_from_spec(BotSpec(ref), 0, options) for ref, options in by_bot.items()}
-    refs = bot_names() + [ref for ref in by_bot if ":" in ref]
+    names = bot_names()
+    if only:
+        names = [name for name in names if name in only]
+    refs = names + [ref for ref in by_bot if ":" in ref]
     rows = [bot_row(ref, checked.get(ref)) for ref in refs]
     if as_json:
         click.echo(json.dumps(rows, indent=2))

@@ -135,6 +135,12 @@ def test_yard_bots_lists_builtin_bots() -> None:
                          capture_output=True, text=True, timeout=120 * SCALE, check=True)
     rows = {row["name"]: row["roles"] for row in json.loads(out.stdout)}
     assert rows["random"] == ["detectives", "mrx"] and rows["run"] == ["mrx"]
+    # --only: just those bots (names that are no bots are left out).
+    only = subprocess.run(
+        [sys.executable, "-c", "from yard.cli import main; main(['bots', '--json', "
+         "'--only', 'alphabeta', '--only', 'nosuchbot', '--check', 'alphabeta:depth=2'])"],
+        capture_output=True, text=True, timeout=120 * SCALE, check=True)
+    assert [row["name"] for row in json.loads(only.stdout)] == ["alphabeta"]
 
 
 def test_yard_match_without_server_starts_everything_itself(tmp_path: Path) -> None:

@@ -86,7 +86,9 @@ def test_small_tournament_end_to_end(tmp_path: Path) -> None:
 def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
     url = db_url(tmp_path)
     cases = [
-        (["--rules", "grid5", "--bots", "random,nosuchbot"], "unknown bot 'nosuchbot'"),
+        # (bots are checked with `yard bots --only ...`; a miss lists every bot)
+        (["--rules", "grid5", "--bots", "random,nosuchbot"],
+         "unknown bot 'nosuchbot'; bots: alphabeta, dqn, greedy,"),
         (["--rules", "nosuchrules", "--bots", "random,greedy"], "unknown ruleset"),
         (["--rules", "grid5", "--bots", "random,rush"], "cannot play mrx"),
         (["--rules", "grid5", "--bots", "random"], "at least two players"),
