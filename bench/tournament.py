@@ -11,9 +11,9 @@ reported apart from the one including start-up.
     .venv/bin/python bench/tournament.py --rules grid5 --games 1000 --concurrency 2 --json
 
 With ``--processes`` (Linux) it also samples ``/proc`` every 20 ms and splits the CPU by
-process kind (the runner, ``yard bots --json``, the server, the bot processes) and into
-start-up (until the first game started) and play (CPU µs per move): the
-``cpu_by_process`` key of ``--json``.
+process kind (the runner, ``yard bots --json``, the server, the bot processes) into
+start-up (until the first game started), play (until the last game finished; CPU µs per
+move) and after (report, shutdown): the ``cpu_by_process`` key of ``--json``.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def main() -> None:
         cpu = _children_cpu() - cpu0  # runner, server and bot processes, start-up included
         playing, moves = _play_seconds(Path(tmp) / "bench.db")
         by_process = None if sampler is None else sampler.split(
-            _first_start(Path(tmp) / "bench.db"), moves)
+            *_play_span(Path(tmp) / "bench.db"), moves)
     play = subprocess.run([*YARD, "play", "--rules", args.rules, "--mrx", "random",
                            "--detectives", "random", "--games", str(args.games), "--json"],
                           capture_output=True, text=True, check=True)
@@ -143,8 +143,8 @@ class _Sampler:
         for pid in family:
             if pid not in stats:
                 continue
-            if pid not in self.kinds:
-                self.kinds[pid] = self._kind(pid)
+            if pid not in self.kinds or (pid != self.root and self.kinds[pid] == "runner"):
+                self.kinds[pid] = self._kind(pid)  # a child not yet exec'd looks like us
             self.samples.setdefault(pid, []).append((now, stats[pid][1]))
 
     @staticmethod
@@ -156,21 +156,25 @@ class _Sampler:
             return "other"
         return next((kind for piece, kind in KINDS if piece in cmd), "other")
 
-    def split(self, first_start: float, moves: int) -> dict[str, dict[str, Any]]:
-        """Per kind: processes, CPU seconds until ``first_start`` (a wall time), and CPU
-        µs per move after it (the last sample of a process that exited is its total)."""
+    def split(self, first_start: float, last_finish: float,
+              moves: int) -> dict[str, dict[str, Any]]:
+        """Per kind: processes, CPU seconds until ``first_start`` (a wall time), CPU µs per
+        move from then to ``last_finish``, and CPU seconds after it (report, shutdown; the
+        last sample of a process that exited is its total)."""
         out: dict[str, dict[str, Any]] = {}
         for pid, samples in self.samples.items():
             before = max((cpu for t, cpu in samples if t <= first_start), default=0.0)
+            until = max((cpu for t, cpu in samples if t <= last_finish), default=0.0)
             row = out.setdefault(self.kinds[pid], {"processes": 0, "startup_cpu_s": 0.0,
-                                                   "play_cpu_s": 0.0})
+                                                   "play_cpu_s": 0.0, "after_cpu_s": 0.0})
             row["processes"] += 1
             row["startup_cpu_s"] += before
-            row["play_cpu_s"] += samples[-1][1] - before
+            row["play_cpu_s"] += max(0.0, until - before)
+            row["after_cpu_s"] += samples[-1][1] - max(until, before)
         for row in out.values():
             row["play_cpu_us_per_move"] = round(1e6 * row["play_cpu_s"] / max(1, moves), 1)
-            row["startup_cpu_s"] = round(row["startup_cpu_s"], 3)
-            row["play_cpu_s"] = round(row["play_cpu_s"], 3)
+            for key in ("startup_cpu_s", "play_cpu_s", "after_cpu_s"):
+                row[key] = round(row[key], 3)
         return out
 
 
@@ -182,18 +186,20 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _first_start(db: Path) -> float:
-    """The wall time (seconds since the epoch) the first stored game started."""
+def _play_span(db: Path) -> tuple[float, float]:
+    """Wall times (seconds since the epoch) the first stored game started and the last
+    one finished."""
     import sqlite3
     from datetime import UTC, datetime
 
     con = sqlite3.connect(db)
     try:
-        (first,) = con.execute("SELECT MIN(started_at) FROM games").fetchone()
+        span = con.execute("SELECT MIN(started_at), MAX(finished_at) FROM games").fetchone()
     finally:
         con.close()
-    when = datetime.fromisoformat(first)
-    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+    whens = [datetime.fromisoformat(text) for text in span]
+    first, last = ((w if w.tzinfo else w.replace(tzinfo=UTC)).timestamp() for w in whens)
+    return first, last
 
 
 def _play_seconds(db: Path) -> tuple[float, int]:
