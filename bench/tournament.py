@@ -143,7 +143,8 @@ class _Sampler:
         for pid in family:
             if pid not in stats:
                 continue
-            if pid not in self.kinds or (pid != self.root and self.kinds[pid] == "runner"):
+            if pid not in self.kinds or (pid != self.root
+                                         and self.kinds[pid] in ("runner", "other")):
                 self.kinds[pid] = self._kind(pid)  # a child not yet exec'd looks like us
             self.samples.setdefault(pid, []).append((now, stats[pid][1]))
 

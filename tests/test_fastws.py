@@ -389,3 +389,53 @@ async def test_bot_client_resumes_after_its_socket_is_cut() -> None:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await server.stop()
+
+
+async def test_bot_client_stops_after_max_games_on_the_direct_path() -> None:
+    """``max_games`` reached inside the direct path's callback: the client closes its
+    connection and ``run`` returns the games played."""
+    server = MatchServer(ServerConfig(), None, port=0)
+    await server.start()
+    limited = BotClient(lambda: make_bot("random"), server.url, "x", max_games=2)
+    other = BotClient(lambda: make_bot("random"), server.url, "d")
+    tasks = [asyncio.create_task(c.run()) for c in (limited, other)]
+    try:
+        for client in (limited, other):
+            await asyncio.wait_for(client.connected.wait(), WAIT)
+        async with AdminClient(server.url) as admin:
+            for seed in (1, 2):
+                game = await admin.start_match(StartMatch("grid5", "x", ["d"], seed=seed))
+                await admin.result(game, 6 * WAIT)
+            assert await asyncio.wait_for(tasks[0], WAIT) == 2
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await server.stop()
+
+
+async def test_a_refused_resume_token_starts_a_fresh_session(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The server's ``bad_resume_token`` arrives through the direct path's callback: the
+    session ends there and the client connects again as a new session, then plays."""
+    server = MatchServer(ServerConfig(), None, port=0)
+    await server.start()
+    stale = BotClient(lambda: make_bot("random"), server.url, "x")
+    stale._resume = "r-from-a-server-that-is-gone"
+    other = BotClient(lambda: make_bot("random"), server.url, "d")
+    tasks = [asyncio.create_task(c.run()) for c in (stale, other)]
+    try:
+        for client in (stale, other):
+            await asyncio.wait_for(client.connected.wait(), WAIT)
+        assert stale.session is not None and stale._resume != "r-from-a-server-that-is-gone"
+        assert any("connection lost" in r.getMessage() and "retrying" in r.getMessage()
+                   for r in caplog.records if r.name == "bots.client")
+        async with AdminClient(server.url) as admin:
+            game = await admin.start_match(StartMatch("grid5", "x", ["d"], seed=4))
+            result = await admin.result(game, 6 * WAIT)
+        assert result.termination.value != "aborted"
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await server.stop()
