@@ -119,6 +119,8 @@ def _tickets_view(rules: Ruleset, tickets: tuple[tuple[int, ...], ...]
 
 _TICKET_NAME_LIST = [TICKET_NAMES[t] for t in sorted(Ticket)]
 """Ticket names by ticket number (a view is built on every turn: no enum calls)."""
+TICKET_NAME_LIST: tuple[str, ...] = tuple(_TICKET_NAME_LIST)
+"""The same, public (read-only)."""
 assert _TICKET_NAME_LIST == ["taxi", "bus", "underground", "secret", "double"]
 _SEAT_NAMES = [seat_name(seat) for seat in range(32)]
 """Seat names by seat number, for the usual seat counts."""

@@ -559,6 +559,11 @@ class MatchServer:
         self.overflows += 1
         log.warning("connection %d: more than %d bytes unread; disconnected", conn,
                     outbox.limit)
+        # Gone for the core now (its session's games start their grace period, logged),
+        # not when the socket is finally closed: nothing addressed to it from here on
+        # is in the games' rebuilt messages. What was waiting in its buffer (dropped
+        # unwritten) still is.
+        self.core.disconnect(conn, time.monotonic())
         ws = self._sockets.get(conn)
         if ws is not None:
             task = asyncio.create_task(self._drop(ws, outbox.limit))

@@ -504,6 +504,10 @@ class Core:
         if session is not None:
             for game in sorted(session.games):
                 match = self.matches[game]
+                # Nothing more reaches a closing connection (the shell drops what is
+                # sent to it after the Close): logged, so the game's rebuilt messages
+                # for this holder stop here as well.
+                match.detach(session.id, now)
                 out += self._route(match, match.forfeit_session(
                     session.id, Termination.PROTOCOL_VIOLATION, now,
                     f"{conn.violations} protocol violations, last: {code.value}"))

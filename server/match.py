@@ -40,7 +40,7 @@ from typing import Any
 from db.records import GameRecord, MatchLog, SeatRecord, TurnRecord
 from game import MRX, Move, Outcome, Ruleset, State, Termination, new_game, seat_name, to_text
 from game.errors import MoveParseError
-from game.views import detective_log, view_dict
+from game.views import TICKET_NAME_LIST, detective_log, view_dict
 from protocol import (
     Clock,
     Effort,
@@ -316,7 +316,8 @@ class Match:
                 raise ValueError("a plain move without a turn in progress")
             mover = self.spec.players[turn.seat].session
             self._log(us, text)
-            return self._handle_move(mover, MoveMsg(self.game_id, turn.number, text), us)
+            return self._handle_move(mover, MoveMsg(self.game_id, turn.number, text), us,
+                                     plain=True)
         kind = event["kind"]
         us = self._last_us + int(event["dt"])
         holder = event.get("h")
@@ -395,13 +396,16 @@ class Match:
         else:
             self._log(us, {"kind": "move", "h": self._holder.get(session), "turn": msg.turn,
                            "move": msg.move, "seat": msg.seat})
-        return self._handle_move(session, msg, us)
+        return self._handle_move(session, msg, us, plain)
 
-    def _handle_move(self, session: str, msg: MoveMsg, now: int) -> Outputs:
+    def _handle_move(self, session: str, msg: MoveMsg, now: int, plain: bool = False
+                     ) -> Outputs:
+        """``plain``: the mover's own turn, number right, seat unnamed or its own (the
+        turn checks pass)."""
         out = self._tick(now)
         if self.finished:
             return out or [(session, self._error(ErrorCode.GAME_OVER, "the game is over"))]
-        problem = self._check_turn(session, msg)
+        problem = None if plain and not out else self._check_turn(session, msg)
         if problem is not None:
             refused = self._refused[session] = self._refused.get(session, 0) + 1
             if refused > MAX_REFUSED:  # follows from the logged moves: not logged itself
@@ -497,8 +501,9 @@ class Match:
         else:
             # Built from the detectives' view: tickets, plus stations on reveal slots only.
             entries = detective_log(self.state)[len(before.log):]
-            public = "+".join(e.ticket.name.lower() + ("" if e.station is None
-                                                       else f":{e.station}") for e in entries)
+            names = TICKET_NAME_LIST
+            public = "+".join(names[e.ticket] if e.station is None
+                              else f"{names[e.ticket]}:{e.station}" for e in entries)
         nxt = None if self.state.outcome else self._names[self.state.to_move]
         return Update(self.game_id, turn.number, self._names[turn.seat], public, nxt)
 

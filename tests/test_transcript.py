@@ -324,3 +324,98 @@ async def test_games_finish_while_the_database_is_slow_and_are_then_stored_in_a_
         store.gate.set()
         await server.stop()
         store.close()
+
+
+async def test_a_connection_closed_for_violations_gets_nothing_more_and_neither_does_its_rebuild(
+        db_path: Path) -> None:
+    """Mister X's bot breaks the protocol until the server closes its connection and
+    forfeits its game: the ``game_over`` the server then addresses to it is never sent
+    (its connection is closing), and the rebuilt messages of its seat stop at the same
+    point, while the detectives' (still connected) end with that ``game_over``."""
+    database = Database.connect(f"sqlite:///{db_path}")
+    server = MatchServer(ServerConfig(max_violations=3), database, port=0)
+    await server.start()
+    try:
+        def mrx(msg: dict[str, Any], n: int) -> list[dict[str, Any]] | str:
+            if n == 2:  # three server-only messages: violations, the third closes
+                return [{"type": "welcome"}] * 3
+            return [move(msg, msg["legal"][0])]
+
+        def detectives(msg: dict[str, Any], n: int) -> list[dict[str, Any]] | str:
+            return [move(msg, msg["legal"][0], seat=msg["seat"])]
+
+        x = Player(server.url, "xbot", mrx)
+        d = Player(server.url, "dbot", detectives)
+        for player in (x, d):
+            await player.open()
+        tasks = [asyncio.create_task(p.run()) for p in (x, d)]
+        async with AdminClient(server.url) as admin:
+            game = await admin.start_match(StartMatch("classic", "xbot", ["dbot"], seed=5,
+                                                      time_control=TimeControl(30.0)))
+            x.game = d.game = game
+            result = await admin.result(game, 60 * SCALE)
+            async with asyncio.timeout(30 * SCALE):
+                await asyncio.gather(*tasks)
+        assert result.termination.value == "protocol_violation" and result.seat == "mrx"
+        record = database.load_game(game)
+    finally:
+        await server.stop()
+        database.close()
+    sent = regenerate(record)
+    assert [m["type"] for m in x.of(game)][-1] == "your_turn"  # then the close
+    assert sent.seats["mrx"] == x.of(game)
+    assert d.of(game)[-1]["type"] == "game_over"
+    assert all(sent.seats[f"d{i}"] == d.of(game) for i in range(1, 6))
+
+
+async def test_a_client_dropped_for_not_reading_is_offline_in_the_rebuild_from_then_on(
+        db_path: Path) -> None:
+    """The detectives' bot stops reading and floods ``watch`` until the server drops it
+    (its send buffer is full). Mister X moves right after: the ``update`` and the
+    detectives' ``your_turn`` are addressed to a connection already dropped, and the
+    rebuilt messages of the detectives' seats end before them (the drop is logged as the
+    disconnection); the game is then forfeited when the resume grace period ends."""
+    database = Database.connect(f"sqlite:///{db_path}")
+    server = MatchServer(ServerConfig(max_send_bytes=64 * 1024, rate_per_s=100_000,
+                                      burst=100_000, grace_s=0.5 * SCALE), database, port=0)
+    await server.start()
+    try:
+        turns: list[dict[str, Any]] = []
+
+        def mrx(msg: dict[str, Any], n: int) -> list[dict[str, Any]] | str:
+            turns.append(msg)
+            return "ignore"  # the test moves, once the detectives' bot is dropped
+
+        x = Player(server.url, "xbot", mrx)
+        await x.open()
+        task = asyncio.create_task(x.run())
+        hog = await connect(server.url, proxy=None, max_queue=2)
+        await hog.send(json.dumps({"type": "hello", "protocol": 1, "name": "dbot"}))
+        assert json.loads(await hog.recv())["type"] == "welcome"
+        async with AdminClient(server.url) as admin:
+            game = await admin.start_match(StartMatch("classic", "xbot", ["dbot"], seed=8,
+                                                      time_control=TimeControl(30.0)))
+            x.game = game
+            async with asyncio.timeout(30 * SCALE):
+                while not server.overflows:  # ~1.5 kB snapshots, never read
+                    for _ in range(100):
+                        await hog.send(json.dumps({"type": "watch", "game": game}))
+                    await asyncio.sleep(0.01)  # let the server answer them
+                while not turns:
+                    await asyncio.sleep(0.01)
+            assert server.overflows == 1
+            await x.send(move(turns[0], turns[0]["legal"][0]))
+            result = await admin.result(game, 30 * SCALE)
+            async with asyncio.timeout(30 * SCALE):
+                await task
+        hog.transport.abort()  # it was dropped: no closing handshake to wait for
+        assert result.termination.value == "disconnected"
+        record = database.load_game(game)
+    finally:
+        await server.stop()
+        database.close()
+    sent = regenerate(record)
+    assert sent.seats["mrx"] == x.of(game)
+    assert [m["type"] for m in x.of(game)] == [
+        "game_start", "your_turn", "move_ok", "update", "game_over"]
+    assert [m["type"] for m in sent.seats["d1"]] == ["game_start"]
