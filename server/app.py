@@ -260,11 +260,12 @@ class _GatedConnection(ServerConnection):
             self.yard_parser = None
             super().data_received(data)
             return
-        if protocol.parser is not self.yard_parser:  # websockets' parser was fed since
+        parser = getattr(protocol, "parser", None)
+        if parser is not self.yard_parser or parser is None:  # it was fed since
             if not _between_frames(protocol):
                 super().data_received(data)
                 return
-            self.yard_parser = protocol.parser
+            self.yard_parser = parser
         limit = protocol.max_message_size
         end = len(data)
         at = 0
@@ -342,9 +343,13 @@ _AT_EOF_CODE = getattr(getattr(StreamReader, "at_eof", None), "__code__", None)
 def _between_frames(protocol: WsProtocol) -> bool:
     """websockets' parser waits for the next frame with nothing buffered (not in the
     middle of one, not discarding after a close frame or a failure)."""
-    if protocol.reader.buffer or protocol.current_size is not None:
+    # Attributes of websockets' sans-I/O Protocol (14 to 17); any other layout: False,
+    # and every frame takes websockets' own path.
+    reader = getattr(protocol, "reader", None)
+    if (getattr(reader, "buffer", True) or getattr(protocol, "current_size", 0) is not None
+            or _PARSE_CODE is None or _AT_EOF_CODE is None):
         return False
-    generator: Any = protocol.parser  # the server's parse() delegates to Protocol.parse()
+    generator: Any = getattr(protocol, "parser", None)  # ServerProtocol.parse() delegates
     for _ in range(4):
         code = getattr(generator, "gi_code", None)
         if code is None:

@@ -386,3 +386,16 @@ async def test_a_client_that_stops_reading_gets_everything_in_order_once_it_read
             await fan.close()
     finally:
         await server.stop()
+
+
+async def test_an_unknown_websockets_parser_layout_turns_the_fast_path_off(
+        server: MatchServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """If websockets' parser is not the one the fast path knows (another version), every
+    frame goes through websockets: the same answers, no frame taken by the fast path."""
+    import server.app as app
+
+    monkeypatch.setattr(app, "_PARSE_CODE", None)
+    got, delivered, taken = await _run(server, SCRIPTS["plain frames"], [], fast=True)
+    assert (got, delivered) == (await _run(server, SCRIPTS["plain frames"], [],
+                                           fast=False))[:2]
+    assert taken == 0
