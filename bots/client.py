@@ -8,7 +8,9 @@ side (Mister X, or the detective seats it holds) gets its own bot instance from
 bots never stall the connection (bots marked :attr:`~bots.base.Bot.fast` are called on
 the event loop instead, saving the thread hop); the effort the bot reports goes with its
 move. Frames the client ignores (``update``, ``move_ok``...) are not validated, and
-``your_turn`` is read without the generic validator. A dropped
+``your_turn`` is read without the generic validator. Whole text frames come straight from
+the socket's callback and moves go straight to the transport (:mod:`bots.fastws`;
+websockets handles pings, closes and anything unusual); no task per message. A dropped
 connection is resumed with the session's resume token, so running games carry on.
 
 >>> client = BotClient(lambda: make_bot("random"), "ws://127.0.0.1:1", name="random")
@@ -230,8 +232,8 @@ class BotClient:
         """Act on one frame. Never raises: a failure (refused resume, refused hello) is
         kept for :meth:`_session` to raise, and the connection closes, as does reaching
         ``max_games``."""
-        if self._failure is not None:
-            return
+        if self._failure is not None or self._done():
+            return  # the session is ending: later frames are not acted on
         try:
             msg = read_frame(frame)
         except ProtocolError as exc:  # e.g. a message type newer than this client

@@ -20,12 +20,11 @@ call :func:`run`. Your bot then plays on any yard server exactly like the built-
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 from collections.abc import Callable, Sequence
 
 from bots.base import Bot
-from bots.client import BotClient, run_client
+from bots.client import LOOPS, BotClient, run_client, run_on_loop
 from game import MRX, Move, Ruleset, View
 
 __all__ = ["MRX", "Bot", "Move", "Ruleset", "View", "run"]
@@ -38,7 +37,8 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None) -
     Command line: ``--url`` (default ``$YARD_URL``, else ``ws://127.0.0.1:8765``),
     ``--name`` (default ``$YARD_BOT_NAME``, else the class's ``name``), ``--token``,
     ``--version``, ``--games``, ``--instance`` (a label telling several processes of one
-    bot apart; default ``$YARD_BOT_INSTANCE``). A launcher (``yard tournament run
+    bot apart; default ``$YARD_BOT_INSTANCE``), ``--loop`` (``auto``: uvloop when
+    installed; ``asyncio``, ``uvloop``). A launcher (``yard tournament run
     --engine``) sets the variables.
     Returns games played.
 
@@ -53,7 +53,9 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None) -
     parser.add_argument("--version", default="")
     parser.add_argument("--games", type=int)
     parser.add_argument("--instance", default=os.environ.get("YARD_BOT_INSTANCE") or None)
+    parser.add_argument("--loop", choices=LOOPS, default="auto",
+                        help="event loop (auto: uvloop when installed)")
     args = parser.parse_args(argv)
     client = BotClient(bot, args.url, args.name, args.version, args.token, args.games,
                        instance=args.instance)
-    return asyncio.run(run_client(client))
+    return run_on_loop(run_client(client), args.loop)
