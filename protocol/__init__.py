@@ -17,6 +17,7 @@ from protocol.messages import (
     GameStart,
     Hello,
     ListBots,
+    MatchOver,
     MatchResult,
     MatchStarted,
     Message,
@@ -38,8 +39,8 @@ from protocol.messages import (
 
 __all__ = [
     "DEFAULT_MAX_SIZE", "MESSAGE_TYPES", "PROTOCOL_VERSION", "BotInfo", "Bots", "Clock",
-    "Effort", "Error", "ErrorCode", "GameOver", "GameStart", "Hello", "ListBots", "MatchResult",
-    "MatchStarted", "Message", "MoveMsg", "MoveOk", "OnTimeout", "Ping", "Policy", "Pong",
-    "ProtocolError", "Role", "StartMatch", "TimeControl", "Update", "Watch", "Watching",
-    "Welcome", "YourTurn", "decode", "encode", "encode_bytes", "from_json", "to_json",
+    "Effort", "Error", "ErrorCode", "GameOver", "GameStart", "Hello", "ListBots", "MatchOver",
+    "MatchResult", "MatchStarted", "Message", "MoveMsg", "MoveOk", "OnTimeout", "Ping",
+    "Policy", "Pong", "ProtocolError", "Role", "StartMatch", "TimeControl", "Update", "Watch",
+    "Watching", "Welcome", "YourTurn", "decode", "encode", "encode_bytes", "from_json", "to_json",
 ]

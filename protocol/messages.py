@@ -160,7 +160,8 @@ class ListBots(Message):
 @dataclass(frozen=True)
 class StartMatch(Message):
     """Admin: start a game between connected bots (detective names cycle over seats);
-    with ``instance``, only bot sessions that announced that instance play it."""
+    with ``instance``, only bot sessions that announced that instance play it; with
+    ``match_over``, the admin also gets ``match_over`` as soon as the game ends."""
 
     TYPE: ClassVar[str] = "start_match"
     rules: str | dict[str, Any]
@@ -174,6 +175,7 @@ class StartMatch(Message):
     tournament_id: str | None = None
     schedule_id: int | None = None
     instance: str | None = None
+    match_over: bool = False
 
 
 @dataclass(frozen=True)
@@ -324,9 +326,26 @@ class MatchResult(Message):
     schedule_id: int | None = None
 
 
+@dataclass(frozen=True)
+class MatchOver(Message):
+    """Pushed to the admin that started a game with ``match_over`` set, as soon as the game
+    ends (before its record is stored; ``match_result`` or ``store_failed`` follows)."""
+
+    TYPE: ClassVar[str] = "match_over"
+    game: str
+    winner: Winner | None
+    termination: Termination
+    seat: str | None
+    moves: int
+    tag: str | None = None
+    tournament_id: str | None = None
+    schedule_id: int | None = None
+
+
 MESSAGE_TYPES: dict[str, type[Message]] = {
     cls.TYPE: cls for cls in (
         Hello, MoveMsg, Watch, ListBots, StartMatch, Ping, Pong, Welcome, GameStart, YourTurn,
-        MoveOk, Error, Update, GameOver, Watching, Bots, MatchStarted, MatchResult)
+        MoveOk, Error, Update, GameOver, Watching, Bots, MatchStarted, MatchResult,
+        MatchOver)
 }
 """Every message class by its wire ``type``."""

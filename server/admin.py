@@ -1,8 +1,9 @@
 """An asyncio admin client: list connected bots, start matches, await their results.
 
 Used by ``yard match`` and by the tournament runner. Requests are answered in order, so
-replies are matched to requests first-in first-out; ``match_result`` pushes are matched by
-game id and may arrive at any time.
+replies are matched to requests first-in first-out; ``match_over`` and ``match_result``
+pushes are matched by game id and may arrive at any time. Pushes of a type this client
+does not know (from a newer server) are ignored.
 
 Example (against a running server)::
 
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from types import TracebackType
+from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
@@ -29,15 +32,19 @@ from protocol import (
     ErrorCode,
     Hello,
     ListBots,
+    MatchOver,
     MatchResult,
     MatchStarted,
     Message,
+    ProtocolError,
     Role,
     StartMatch,
     Welcome,
     decode,
     encode,
 )
+
+log = logging.getLogger(__name__)
 
 
 class AdminError(YardError):
@@ -58,6 +65,9 @@ class AdminClient:
         self._ws: ClientConnection | None = None
         self._replies: asyncio.Queue[Message] = asyncio.Queue()
         self._results: dict[str, asyncio.Future[MatchResult]] = {}
+        #: Games started with ``match_over``: set when the game ends (None: its result
+        #: came first).
+        self._overs: dict[str, asyncio.Future[MatchOver | None]] = {}
         self._reader: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
@@ -93,12 +103,28 @@ class AdminClient:
 
     async def start_match(self, request: StartMatch) -> str:
         """Start a game; returns its id (raises :class:`AdminError`, e.g. with code
-        ``bot_not_connected``)."""
+        ``bot_not_connected``). With ``request.match_over``, :meth:`over` says when the
+        game ends."""
         reply = await self._request(request)
         if not isinstance(reply, MatchStarted):
             raise _as_error(reply)
-        self._results.setdefault(reply.game, asyncio.get_running_loop().create_future())
+        loop = asyncio.get_running_loop()
+        self._results.setdefault(reply.game, loop.create_future())
+        if request.match_over:
+            self._overs.setdefault(reply.game, loop.create_future())
         return reply.game
+
+    async def over(self, game: str, timeout: float | None = None) -> MatchOver | None:
+        """Wait until ``game`` (started with ``match_over``) has ended, before its record is
+        stored: its ``match_over``, or None when its result or ``store_failed`` came first
+        (raises :class:`AdminError` when the connection is lost)."""
+        future = self._overs.get(game)
+        if future is None:
+            raise AdminError(ErrorCode.UNKNOWN_GAME, f"game {game!r} was not started with "
+                             "match_over on this connection")
+        over = await asyncio.wait_for(asyncio.shield(future), timeout)
+        self._overs.pop(game, None)
+        return over
 
     async def result(self, game: str, timeout: float | None = None) -> MatchResult:
         """Wait for the result of ``game`` (pushed once its record is stored; raises
@@ -118,8 +144,19 @@ class AdminClient:
         assert self._ws is not None
         try:
             async for frame in self._ws:
-                msg = decode(frame, max_size=2**22)
-                if isinstance(msg, MatchResult):
+                try:
+                    msg = decode(frame, max_size=2**22)
+                except ProtocolError as exc:
+                    if exc.code is not ErrorCode.UNKNOWN_TYPE:
+                        raise
+                    log.debug("ignored a message from %s: %s", self.url, exc)
+                    continue
+                if isinstance(msg, MatchOver):
+                    over = self._overs.get(msg.game)
+                    if over is not None and not over.done():
+                        over.set_result(msg)
+                elif isinstance(msg, MatchResult):
+                    self._ended(msg.game)
                     future = self._results.setdefault(
                         msg.game, asyncio.get_running_loop().create_future())
                     if not future.done():
@@ -127,6 +164,7 @@ class AdminClient:
                 elif (isinstance(msg, Error) and msg.code is ErrorCode.STORE_FAILED
                       and msg.ref is not None):
                     # The game ended but its record was not committed: no result.
+                    self._ended(msg.ref)
                     future = self._results.setdefault(
                         msg.ref, asyncio.get_running_loop().create_future())
                     if not future.done():
@@ -137,14 +175,21 @@ class AdminClient:
         except ConnectionClosed:
             pass
         lost = AdminError(ErrorCode.SHUTTING_DOWN, "connection to the server was lost")
-        for future in self._results.values():
+        futures: list[asyncio.Future[Any]] = [*self._results.values(), *self._overs.values()]
+        for future in futures:
             if not future.done():
                 future.set_exception(lost)
                 future.add_done_callback(_retrieved)  # nobody may be waiting for it
         self._replies.put_nowait(Error(ErrorCode.SHUTTING_DOWN, str(lost)))
 
+    def _ended(self, game: str) -> None:
+        """A result (or ``store_failed``) for ``game``: it has ended, if nobody heard."""
+        over = self._overs.get(game)
+        if over is not None and not over.done():
+            over.set_result(None)
 
-def _retrieved(future: asyncio.Future[MatchResult]) -> None:
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
     future.exception()
 
 

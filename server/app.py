@@ -11,8 +11,9 @@ remote address: one over a cap gets an HTTP 503 with the reason (and beyond a ma
 dropped at once), so a flood cannot use up the process's file descriptors. One timer task
 calls ``Core.tick`` at the next deadline. Finished games are stored off the event loop
 (``asyncio.to_thread``) before their ``match_result`` goes to the admin connection that
-started them; a game that cannot be stored is kept in a fallback file and the admin gets
-an ``error`` (``store_failed``) instead.
+started them (one that asked for ``match_over`` hears at once that the game ended); a
+game that cannot be stored is kept in a fallback file and the admin gets an ``error``
+(``store_failed``) instead.
 
 >>> import asyncio
 >>> async def demo() -> str:

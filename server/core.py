@@ -31,6 +31,7 @@ from protocol import (
     ErrorCode,
     Hello,
     ListBots,
+    MatchOver,
     MatchResult,
     MatchStarted,
     Message,
@@ -426,7 +427,8 @@ class Core:
                    for n in names]
         seed = msg.seed if msg.seed is not None else secrets.randbelow(2**31)
         return MatchSpec(self.new_id("g"), rules, players, seed, tc, policy,
-                         self.config.grace_s, msg.tag, msg.tournament_id, msg.schedule_id)
+                         self.config.grace_s, msg.tag, msg.tournament_id, msg.schedule_id,
+                         msg.match_over)
 
     # ------------------------------------------------------------------ routing
 
@@ -451,7 +453,7 @@ class Core:
                     sent.add((conn, id(message)))
         if match.finished:
             if match.record is not None:
-                out.append(self._finished(match, match.record))
+                out += self._finished(match, match.record)
         else:
             self._note_deadline(match)
         return out
@@ -467,12 +469,14 @@ class Core:
                 out.append(Send(conn, message))
         if match.finished:
             if match.record is not None:
-                out.append(self._finished(match, match.record))
+                out += self._finished(match, match.record)
         else:
             self._note_deadline(match)
         return out
 
-    def _finished(self, match: Match, record: GameRecord) -> Finished:
+    def _finished(self, match: Match, record: GameRecord) -> list[Output]:
+        """Forget the ended game; store it (then ``match_result``), and with
+        ``match_over`` asked for, tell its admin at once that it ended."""
         del self.matches[match.game_id]
         for sid in match.sessions():
             session = self.sessions.get(sid)
@@ -489,7 +493,13 @@ class Core:
                              None if outcome.seat is None else seat_name(outcome.seat),
                              record.moves, spec.tag, spec.tournament_id, spec.schedule_id)
         admin = self.sessions.get(self.admins.pop(match.game_id, ""))
-        return Finished(record, admin.conn if admin else None, result)
+        notify = admin.conn if admin else None
+        finished = Finished(record, notify, result)
+        if notify is None or not spec.notify_over:
+            return [finished]
+        over = MatchOver(result.game, result.winner, result.termination, result.seat,
+                         result.moves, result.tag, result.tournament_id, result.schedule_id)
+        return [Send(notify, over), finished]
 
     # ------------------------------------------------------------------ faults
 

@@ -113,6 +113,8 @@ class MatchSpec:
     tag: str | None = None
     tournament_id: str | None = None
     schedule_id: int | None = None
+    #: Tell the admin that started it as soon as it ends (``match_over``).
+    notify_over: bool = False
 
 
 def side_seed(game_seed: int, seat: int) -> int:

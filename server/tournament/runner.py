@@ -244,17 +244,33 @@ class TournamentRunner:
             for instance in (self.pool.instances if self.pool is not None
                              else [None] * (self.concurrency or available_cores())):
                 slots.put_nowait(instance)
+            # Games started and not yet stored: those playing plus at most as many again
+            # that ended and wait for their record to be committed (a slow database
+            # holds back new games instead of piling them up).
+            unstored = asyncio.Semaphore(2 * slots.qsize())
             async with AdminClient(url, self.admin_token, name="yard-tournament") as admin:
 
                 async def one(entry: ScheduledGame) -> None:
-                    instance = await slots.get()
-                    try:
-                        if self._decided():
-                            self._skipped += 1  # SPRT decided: no new game starts
-                            return
-                        outcome = await self._play(admin, entry, instance)
-                    finally:
-                        slots.put_nowait(instance)
+                    async with unstored:
+                        instance = await slots.get()
+                        freed = False
+                        try:
+                            if self._decided():
+                                self._skipped += 1  # SPRT decided: no new game starts
+                                return
+                            started = await self._start(admin, entry, instance)
+                            if isinstance(started, Outcome):
+                                outcome = started  # a forfeit, already stored
+                            else:
+                                # The slot's next game starts as soon as this one ends;
+                                # its result counts once it is stored.
+                                await admin.over(started)
+                                slots.put_nowait(instance)
+                                freed = True
+                                outcome = _outcome(await admin.result(started))
+                        finally:
+                            if not freed:
+                                slots.put_nowait(instance)
                     self._count(progress, entry, outcome)
                     await self._store_sprt_live()
 
@@ -362,12 +378,22 @@ class TournamentRunner:
 
     async def _play(self, admin: AdminClient, entry: ScheduledGame,
                     instance: str | None = None) -> Outcome:
-        request = self._request(entry, instance)
+        """Play ``entry`` and return its outcome once it is stored."""
+        started = await self._start(admin, entry, instance, notify_over=False)
+        if isinstance(started, Outcome):
+            return started
+        return _outcome(await admin.result(started))
+
+    async def _start(self, admin: AdminClient, entry: ScheduledGame,
+                     instance: str | None = None, notify_over: bool = True
+                     ) -> str | Outcome:
+        """Start ``entry``'s game (with ``match_over`` when ``notify_over``): its id, or
+        the outcome of the forfeit recorded when its bots never connected."""
+        request = self._request(entry, instance, notify_over)
         deadline = time.monotonic() + self.spec.connect_timeout
         while True:
             try:
-                game = await admin.start_match(request)
-                break
+                return await admin.start_match(request)
             except AdminError as exc:
                 if exc.code is not ErrorCode.BOT_NOT_CONNECTED:
                     raise
@@ -377,10 +403,9 @@ class TournamentRunner:
                     self._gone |= gone
                     return await self._forfeit_missing(entry, missing, str(exc))
             await asyncio.sleep(RETRY_S)  # retry back-off while a bot (re)connects
-        result = await admin.result(game)
-        return _outcome(result)
 
-    def _request(self, entry: ScheduledGame, instance: str | None = None) -> StartMatch:
+    def _request(self, entry: ScheduledGame, instance: str | None = None,
+                 notify_over: bool = False) -> StartMatch:
         spec = self.spec
         return StartMatch(
             rules=spec.rules, mrx=mrx_bot(entry.mrx),
@@ -389,7 +414,7 @@ class TournamentRunner:
             time_control=TimeControl(spec.move_time, spec.bank_time),
             policy=Policy(OnTimeout(spec.on_timeout), spec.max_illegal),
             tag=str(entry.index), tournament_id=self.tournament_id,
-            schedule_id=entry.schedule_id, instance=instance)
+            schedule_id=entry.schedule_id, instance=instance, match_over=notify_over)
 
     @staticmethod
     async def _missing(admin: AdminClient, entry: ScheduledGame,
