@@ -188,7 +188,9 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
         assert state is not None and state.decision is Decision.H1
         assert report.progress.sprt == state and db.get_tournament(tid).finished
         assert stored_sprt_state(db, tid) == state.to_dict()
-        assert seen and seen[-1] == "H1" and "continue" in seen  # recorded as games came
+        # The supervisor polls the stored count every 0.5 s: how many undecided reports it
+        # saw first depends on how fast the games are, so only the last one is checked.
+        assert seen and seen[-1] == "H1" and set(seen) <= {"continue", "H1"}
         stored = _stored(pg_url, tid)
         assert set(stored.values()) == {1} and len(stored) < 60  # stopped early
         # Past the deciding game only the other worker's running game may finish: replay
