@@ -197,6 +197,20 @@ def _full_log(state: State) -> tuple[LogEntryView, ...]:
     return memo[0]
 
 
+def _log_memo(state: State, slot: str, reveals: Collection[int] | None) -> _LogMemo:
+    """The state's log memo in ``slot``: its own, its parent's when this move added no log
+    entry (the usual detective move), else built by :func:`_memo_log`."""
+    memo: _LogMemo | None = getattr(state, slot)
+    if memo is None:
+        parent = state.parent
+        memo = getattr(parent, slot) if parent is not None else None
+        if memo is not None and len(memo[0]) == len(state.log):  # no new entry
+            setattr(state, slot, memo)
+        else:
+            memo = _memo_log(state, slot, reveals)
+    return memo
+
+
 def view_dict(state: State, seat: int | None) -> dict[str, Any]:
     """``state.view(seat).to_dict()``, built straight from the state without the view
     object (a server sends one on every turn of every game).
@@ -207,23 +221,8 @@ def view_dict(state: State, seat: int | None) -> dict[str, Any]:
     """
     rules = state.rules
     mrx = seat == MRX
-    parent = state.parent
-    if mrx:
-        memo = state._mrx_view_log
-        if memo is None:
-            memo = parent._mrx_view_log if parent is not None else None
-            if memo is not None and len(memo[0]) == len(state.log):  # no new entry
-                state._mrx_view_log = memo
-            else:
-                memo = _memo_log(state, "_mrx_view_log", None)
-    else:
-        memo = state._view_log
-        if memo is None:
-            memo = parent._view_log if parent is not None else None
-            if memo is not None and len(memo[0]) == len(state.log):  # no new entry
-                state._view_log = memo
-            else:
-                memo = _memo_log(state, "_view_log", rules.reveal_moves)
+    memo = (_log_memo(state, "_mrx_view_log", None) if mrx
+            else _log_memo(state, "_view_log", rules.reveal_moves))
     entries, wires, last = memo
     names = _SEAT_NAMES
     to_move = state.to_move

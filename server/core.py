@@ -451,12 +451,7 @@ class Core:
                 out.append(Send(conn, message))
                 if watchers:
                     sent.add((conn, id(message)))
-        if match.finished:
-            if match.record is not None:
-                out += self._finished(match, match.record)
-        else:
-            self._note_deadline(match)
-        return out
+        return self._after_route(match, out)
 
     def _route_players(self, match: Match, outputs: Outputs) -> list[Output]:
         """:meth:`_route` for a game nobody watches."""
@@ -467,6 +462,11 @@ class Core:
                 if type(message) is YourTurn:  # see _route
                     self.conns[conn].bucket.credit()
                 out.append(Send(conn, message))
+        return self._after_route(match, out)
+
+    def _after_route(self, match: Match, out: list[Output]) -> list[Output]:
+        """``out``, plus the store (and ``match_over``) of a game that just ended; else the
+        game's next deadline noted."""
         if match.finished:
             if match.record is not None:
                 out += self._finished(match, match.record)
