@@ -137,7 +137,7 @@ class AdminClient:
     async def _request(self, msg: Message) -> Message:
         assert self._ws is not None, "use AdminClient as an async context manager"
         async with self._lock:
-            await self._ws.send(encode(msg))
+            await self._ws.send(_wire(msg))
             return await self._replies.get()
 
     async def _read(self) -> None:
@@ -197,3 +197,16 @@ def _as_error(reply: Message) -> AdminError:
     if isinstance(reply, Error):
         return AdminError(reply.code, reply.message)
     return AdminError(ErrorCode.BAD_VALUE, f"unexpected reply {reply.TYPE}")
+
+
+
+_NO_MATCH_OVER = ',"match_over":false}'
+
+
+def _wire(msg: Message) -> str:
+    """``msg`` as sent: a ``start_match`` leaves ``match_over`` out unless it is set, so
+    the runner still talks to servers older than that field (they refuse unknown fields)."""
+    text = encode(msg)
+    if isinstance(msg, StartMatch) and text.endswith(_NO_MATCH_OVER):
+        text = text[:-len(_NO_MATCH_OVER)] + "}"
+    return text

@@ -198,3 +198,29 @@ async def test_runner_reports_a_store_failure_after_match_over(
         task.cancel()
     assert len(db.pending(tid)) == len(db.scheduled(tid))  # nothing half-stored
     assert server.store_failures >= 1
+
+
+async def test_start_match_leaves_out_match_over_unless_set() -> None:
+    """A server older than ``match_over`` refuses unknown fields: the admin client sends
+    the field only when it is set (a stand-in old server records the frames it gets)."""
+    from websockets.asyncio.server import ServerConnection, serve
+
+    from protocol import MatchStarted, StartMatch, Welcome, encode
+    from server.admin import AdminClient
+
+    frames: list[dict[str, Any]] = []
+
+    async def old_server(ws: ServerConnection) -> None:
+        await ws.recv()  # hello
+        await ws.send(encode(Welcome("s", "r", "old", 1)))
+        async for text in ws:
+            frames.append(json.loads(text))
+            await ws.send(encode(MatchStarted(f"g{len(frames)}")))
+
+    async with serve(old_server, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        async with AdminClient(f"ws://127.0.0.1:{port}") as admin:
+            await admin.start_match(StartMatch("grid5", "a", ["b"], seed=3))
+            await admin.start_match(StartMatch("grid5", "a", ["b"], seed=4, match_over=True))
+    assert "match_over" not in frames[0] and frames[0]["seed"] == 3
+    assert frames[1]["match_over"] is True
