@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from bots.arena import play_game
+from bots.dqn.policy import load_weights
 from game import Winner, load_ruleset
 from yard.reproduce import EXPERIMENTS, run_experiment
 from yard.reproduce.model import Cell, ChunkResult, ReproduceError, make, merge, verdict
@@ -24,10 +25,17 @@ ROOT = Path(__file__).resolve().parent.parent
 YARD = str(Path(sys.executable).parent / "yard")
 NAMES = ["warwick", "brno", "nijssen-lc", "nijssen-cr", "dash", "bristol"]
 REPORT_KEYS = {"experiment", "title", "source", "quick", "budget", "seed", "workers", "games",
-               "date", "machine", "notes", "cells", "plot", "training"}
+               "date", "machine", "notes", "cells", "plot", "training", "train_games",
+               "training_runs"}
 CELL_KEYS = {"key", "label", "rules", "mrx", "detectives", "metric", "subject", "n", "seeds",
              "wins", "mrx_wins", "detective_wins", "rate", "ci95", "published",
-             "published_source", "verdict", "differs", "command", "mean_moves", "cpu_seconds"}
+             "published_source", "verdict", "differs", "command", "mean_moves", "cpu_seconds",
+             "training", "train_cpu_seconds"}
+RUN_KEYS = {"variant", "label", "arch", "hidden", "rewards", "opponents", "seed", "games",
+            "eval_every", "eval_games", "eps_decay_games", "comparisons", "evals", "kept_eval",
+            "weights", "command", "seconds", "cpu_seconds"}
+#: brno's trained cells train a few games only in the shape tests (the quick budget is 300).
+TINY_TRAINING = {"brno": ["--train-games", "2"]}
 #: The London MCTS experiments are played on two of their cells (one game costs seconds).
 SAMPLE_CELLS = {"nijssen-lc": ["basic-mcts-vs-greedy", "basic-mcts-vs-greedy-lc"],
                 "nijssen-cr": ["basic-mcts-r0.0", "greedy-mcts+lc-r0.25"]}
@@ -75,7 +83,7 @@ def test_every_cell_spec_makes_a_bot_for_its_ruleset() -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_tiny_quick_run_has_the_documented_shape(name: str) -> None:
     cells = [a for key in SAMPLE_CELLS.get(name, []) for a in ("--cell", key)]
-    out = yard(name, "--quick", "--games", "1", "--json", *cells)
+    out = yard(name, "--quick", "--games", "1", "--json", *cells, *TINY_TRAINING.get(name, []))
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     check_shape(report, 1)
@@ -141,8 +149,65 @@ def test_out_writes_markdown_json_and_png(tmp_path: Path) -> None:
     assert set(data["training"]) == {"dash-mrx", "dash-detective"}
 
 
+def test_trained_cells_report_curves_plots_and_the_same_run_as_yard_train(
+        tmp_path: Path) -> None:
+    # Figures 6.4-6.5: each trained variant has a curve, a test cell and its weights; the
+    # recorded `yard train dqn` command makes the same run (same evaluation curve).
+    keys = ["trained-mlp", "trained-cnn", "trained-reward-shaping", "random-vs-dqn"]
+    out = yard("brno", "--quick", "--games", "2", "--train-games", "3", "--json",
+               "--out", str(tmp_path / "res"), *(a for k in keys for a in ("--cell", k)))
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    check_shape(report, 2)
+    runs = report["training_runs"]
+    assert list(runs) == ["mlp", "cnn", "reward-shaping"]
+    for run in runs.values():
+        assert set(run) >= RUN_KEYS
+        assert run["games"] == 3 and [e["games"] for e in run["evals"]] == [1, 2, 3]
+        assert all(0 <= e["random"] <= 1 for e in run["evals"])
+        assert Path(run["weights"]).is_file()
+    assert runs["reward-shaping"]["rewards"]["mrx_far"] == 0.3
+    assert (runs["cnn"]["arch"], runs["mlp"]["arch"]) == ("cnn", "mlp")
+    trained = [c for c in report["cells"] if c["training"]]
+    assert [c["training"] for c in trained] == list(runs)
+    for cell in trained:
+        assert cell["mrx"] == f"dqn:weights={runs[cell['training']]['weights']}"
+        assert cell["published"] == 0.9665 and "--train-games 3" in cell["command"]
+    res = tmp_path / "res"
+    for plot in ("brno-quick-architecture.png", "brno-quick-reward.png", "brno-quick.png"):
+        assert (res / plot).read_bytes().startswith(b"\x89PNG")
+    assert "| trained variant |" in (res / "brno-quick.md").read_text(encoding="utf-8")
+    # The same run from its recorded command.
+    run = runs["reward-shaping"]
+    command = run["command"].split()
+    assert command[:3] == ["yard", "train", "dqn"] and "--reward-mrx-far" in command
+    again = subprocess.run([YARD, *command[1:-1], str(tmp_path / "again.npz")],
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert load_weights(tmp_path / "again.npz")[0]["training"]["evals"] == run["evals"]
+
+
+def test_trained_cells_do_not_depend_on_workers() -> None:
+    exp = EXPERIMENTS["brno"].select(["trained-scorer", "trained-reward-terminal"])
+    one = run_experiment(exp, quick=True, games=12, seed=3, workers=1, train_games=4)
+    two = run_experiment(exp, quick=True, games=12, seed=3, workers=2, train_games=4)
+    assert one["training_runs"]["scorer"]["seed"] == 3 + 2_000_000
+
+    def strip(report: dict[str, Any]) -> list[Any]:
+        runs = [{k: v for k, v in r.items() if k not in {"seconds", "cpu_seconds"}}
+                for r in report["training_runs"].values()]
+        cells = [{k: v for k, v in c.items()
+                  if k not in {"cpu_seconds", "train_cpu_seconds", "mrx"}}
+                 for c in report["cells"]]
+        return [runs, cells]
+
+    assert strip(one) == strip(two)
+    assert one["training_runs"]["scorer"]["weights"] is None  # a temporary directory
+
+
 @pytest.mark.parametrize("args", [("nope",), ("warwick", "--cell", "nope"),
-                                  ("warwick", "--games", "0"), ()])
+                                  ("warwick", "--games", "0"), (),
+                                  ("brno", "--cell", "trained-mlp", "--train-games", "0")])
 def test_bad_input_is_one_line_exit_2(args: tuple[str, ...]) -> None:
     out = yard(*args)
     assert out.returncode == 2

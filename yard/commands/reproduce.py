@@ -8,8 +8,12 @@ published numbers, with 95% intervals and a verdict per cell.
 
 ``--quick`` uses small budgets and game counts (and says so); without it the published game
 counts and budgets are used. ``--games`` overrides every cell's game count, ``--cell`` picks
-cells (repeatable). ``--out DIR`` writes ``NAME.md``, ``NAME.json`` and ``NAME.png``
-(``NAME-quick.*`` for quick runs). ``--json`` prints the report as one JSON document.
+cells (repeatable). Cells that train a DQN first (brno's ``trained-*``, figures 6.4-6.5)
+train their published-size budget, the quick one, or ``--train-games N`` games. ``--out
+DIR`` writes ``NAME.md``, ``NAME.json`` and ``NAME.png`` (``NAME-quick.*`` for quick runs),
+for trained cells also the training-curve plots ``NAME-architecture.png`` /
+``NAME-reward.png`` and the trained weights under ``NAME-weights/``. ``--json`` prints the
+report as one JSON document.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import click
 
 from yard.reproduce import EXPERIMENTS, ReproduceError, run_experiment
 from yard.reproduce.model import ChunkResult
-from yard.reproduce.report import to_text, write_outputs
+from yard.reproduce.report import run_name, to_text, write_outputs
 from yard.reproduce.runner import cell_games
 
 
@@ -37,14 +41,17 @@ from yard.reproduce.runner import cell_games
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Processes playing games in parallel (results do not depend on it).")
 @click.option("--cell", "cells", multiple=True, help="Only this cell (repeatable).")
+@click.option("--train-games", type=click.IntRange(min=1), default=None,
+              help="Training games per trained DQN variant (default: the full or quick "
+              "budget).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the table (Markdown + JSON) and its plot (PNG) here.")
 @click.option("--progress/--no-progress", default=None,
               help="Per-chunk progress on stderr (default: when stderr is a terminal).")
 def reproduce(name: str | None, list_: bool, quick: bool, games: int | None, seed: int,
-              workers: int, cells: tuple[str, ...], as_json: bool, out: Path | None,
-              progress: bool | None) -> None:
+              workers: int, cells: tuple[str, ...], train_games: int | None, as_json: bool,
+              out: Path | None, progress: bool | None) -> None:
     """Play a published experiment and compare it with the published table."""
     if list_:
         for exp in EXPERIMENTS.values():
@@ -67,8 +74,10 @@ def reproduce(name: str | None, list_: bool, quick: bool, games: int | None, see
         click.echo(f"\r{experiment.name}: {done[0]}/{total} games", err=True,
                    nl=done[0] >= total)
 
+    weights_dir = None if out is None else out / f"{run_name(experiment.name, quick)}-weights"
     report = run_experiment(experiment, quick=quick, games=games, seed=seed, workers=workers,
-                            progress=report_progress if show else None)
+                            progress=report_progress if show else None,
+                            train_games=train_games, weights_dir=weights_dir)
     if as_json:
         click.echo(json.dumps(report))
     else:

@@ -5,6 +5,10 @@ bot specs, the ruleset, the game counts of the full and the quick run, the publi
 (with its source) and what differs from the published set-up. Game ``i`` of a cell uses game
 seed ``seed + i``; every bot is reseeded from the game seed (:func:`bots.arena.bot_seed`), so
 a cell's result depends only on its seeds, never on how the games are split over workers.
+
+A cell with a :class:`Training` is played by a DQN Mister X that the run trains first
+(:mod:`bots.dqn.train`, the trainer of ``yard train dqn``), with that variant's architecture
+and rewards; its periodic evaluations are the training curve of the report.
 """
 
 from __future__ import annotations
@@ -28,6 +32,43 @@ class ReproduceError(YardError):
     """An unknown experiment or cell, or bad run parameters."""
 
 
+#: Training game ``i`` of a variant uses game seed ``seed + TRAIN_SEED_OFFSET + i``: held out
+#: from the test games (``seed + i``) and from the trainer's evaluation seeds (10**6 + g).
+TRAIN_SEED_OFFSET = 2_000_000
+
+
+@dataclass(frozen=True)
+class Training:
+    """A DQN Mister X the run trains (against ``opponents``) before its cell is played.
+
+    ``variant`` names the training run (cells with the same variant share one run);
+    ``rewards`` overrides fields of :class:`bots.dqn.train.Rewards` (``yard train dqn
+    --reward-<name>``), ``hidden`` the hidden layer sizes (``--hidden``); ``comparisons``
+    are the plots whose curves include this run (``architecture``, ``reward``).
+    """
+
+    variant: str
+    label: str
+    arch: str
+    rewards: tuple[tuple[str, float], ...] = ()
+    hidden: tuple[int, ...] | None = None
+    opponents: tuple[str, ...] = ("random",)
+    rules: str = "grid5"
+    games: int = 4_000
+    quick_games: int = 300
+    comparisons: tuple[str, ...] = ()
+
+    def budget(self, quick: bool, games: int | None = None) -> dict[str, int]:
+        """Training games, evaluation interval and evaluation games of this run: the full
+        or quick budget, or ``games`` training games (``--train-games``) with the same
+        number of evaluations (fewer if there are fewer games)."""
+        n = games if games is not None else self.quick_games if quick else self.games
+        points = 6 if quick else 16
+        return {"games": n, "eval_every": max(1, n // points),
+                "eval_games": 50 if quick else 200,
+                "eps_decay_games": max(1, n * 3 // 8)}
+
+
 @dataclass(frozen=True)
 class Cell:
     """One row of an experiment's table.
@@ -37,6 +78,8 @@ class Cell:
     decides whether a difference from the published number counts as beating it or falling
     short. ``quick_mrx`` / ``quick_detectives`` replace the specs in ``--quick`` runs
     (smaller search budgets). ``series`` and ``x`` place the cell on the experiment's plot.
+    With ``training``, Mister X is the DQN trained in the run (``mrx`` is then ``dqn``;
+    the runner plays ``dqn:weights=<the trained file>``).
     """
 
     key: str
@@ -55,6 +98,7 @@ class Cell:
     quick_detectives: tuple[str, ...] | None = None
     series: str = ""
     x: float | None = None
+    training: Training | None = None
 
     def specs(self, quick: bool) -> tuple[str, tuple[str, ...]]:
         """(Mister X spec, detective specs) for a quick or a full run."""

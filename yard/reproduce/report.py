@@ -35,11 +35,51 @@ def header(report: dict[str, Any]) -> list[str]:
         kind = f"full run: {report['games']} games per cell (--games), full budgets"
     else:
         kind = "full run"
-    return [f"{report['title']} ({report['experiment']})",
-            f"source: {report['source']}",
-            f"{kind}; {'budget' if report['quick'] else 'full set-up'}: {report['budget']}; "
-            f"seed {report['seed']}",
-            f"{report['date']} on {report['machine']}, {report['workers']} worker(s)"]
+    lines = [f"{report['title']} ({report['experiment']})",
+             f"source: {report['source']}",
+             f"{kind}; {'budget' if report['quick'] else 'full set-up'}: {report['budget']}; "
+             f"seed {report['seed']}",
+             f"{report['date']} on {report['machine']}, {report['workers']} worker(s)"]
+    runs = report.get("training_runs") or {}
+    if runs:
+        first = next(iter(runs.values()))
+        size = ("QUICK training" if report["quick"] and report.get("train_games") is None
+                else "training")
+        if report.get("train_games") is not None:
+            size += " (--train-games)"
+        cpu = sum(r["cpu_seconds"] for r in runs.values())
+        lines.append(f"{size}: {len(runs)} DQN Mister X variant(s), {first['games']} training "
+                     f"games each against {', '.join(first['opponents'])} detectives, "
+                     f"evaluated every {first['eval_every']} games on {first['eval_games']} "
+                     f"games; {cpu:.0f} CPU-s of training")
+    return lines
+
+
+def run_name(experiment: str, quick: bool) -> str:
+    """The stem of a run's output files: ``NAME`` or ``NAME-quick``."""
+    return experiment + ("-quick" if quick else "")
+
+
+def _rewards_text(run: dict[str, Any]) -> str:
+    from bots.dqn.train import Rewards
+
+    default = Rewards()
+    changed = [f"{k}={v:g}" for k, v in run["rewards"].items() if getattr(default, k) != v]
+    return ", ".join(changed) or "default"
+
+
+def run_line(run: dict[str, Any]) -> str:
+    """One training run: games, CPU time, last and kept evaluation."""
+    last = run["evals"][-1] if run["evals"] else {}
+    kept = run.get("kept_eval") or {}
+
+    def scores(e: dict[str, Any]) -> str:
+        return ", ".join(f"vs {k} {v:.3f}" for k, v in e.items() if k != "games") or "-"
+
+    return (f"{run['variant']}: {run['arch']} {','.join(map(str, run['hidden']))}, rewards "
+            f"{_rewards_text(run)}; {run['games']} games, {run['cpu_seconds']:.0f} CPU-s; "
+            f"last evaluation {scores(last)}; kept weights {scores(kept)} "
+            f"(at game {kept.get('games', '-')})")
 
 
 def to_text(report: dict[str, Any]) -> str:
@@ -60,6 +100,8 @@ def to_text(report: dict[str, Any]) -> str:
             lines.append(f"  - {text}")
     for name, record in report.get("training", {}).items():
         lines.append(f"training score: {training_line(name, record)}")
+    for run in (report.get("training_runs") or {}).values():
+        lines.append(f"trained {run_line(run)}")
     for note in report["notes"]:
         lines.append(f"note: {note}")
     return "\n".join(lines)
@@ -87,6 +129,19 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines.append("| " + " | ".join(_md_cell(str(v)) for v in (
             row["label"], row["metric"], row["n"], measured(row), published(row),
             row["verdict"], row["differs"] or "-", f"`{row['command']}`")) + " |")
+    runs = report.get("training_runs") or {}
+    if runs:
+        lines += ["", "| trained variant | network | rewards | training games | last "
+                  "evaluation | kept weights (at game) | CPU-s | same run with `yard train "
+                  "dqn` |", "|---|---|---|---|---|---|---|---|"]
+        for run in runs.values():
+            last = run["evals"][-1] if run["evals"] else {}
+            kept = run.get("kept_eval") or {}
+            lines.append("| " + " | ".join(_md_cell(str(v)) for v in (
+                run["variant"], f"{run['arch']} {','.join(map(str, run['hidden']))}",
+                _rewards_text(run), run["games"], _evals(last),
+                f"{_evals(kept)} ({kept.get('games', '-')})", f"{run['cpu_seconds']:.0f}",
+                f"`{run['command']}`")) + " |")
     if report["notes"] or report.get("training"):
         lines.append("")
         lines += [f"- training score: {training_line(name, record)}"
@@ -95,15 +150,84 @@ def to_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _evals(e: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {_pct(v)}" for k, v in e.items() if k != "games") or "-"
+
+
 def write_outputs(report: dict[str, Any], out: Path) -> list[Path]:
-    """Write ``NAME.md``, ``NAME.json`` and ``NAME.png`` under ``out``."""
+    """Write ``NAME.md``, ``NAME.json`` and ``NAME.png`` under ``out``, and with trained
+    variants one training-curve plot per comparison (``NAME-architecture.png``,
+    ``NAME-reward.png``)."""
     out.mkdir(parents=True, exist_ok=True)
-    name = report["experiment"] + ("-quick" if report["quick"] else "")
+    name = run_name(report["experiment"], report["quick"])
     md, js, png = (out / f"{name}.{ext}" for ext in ("md", "json", "png"))
     md.write_text(to_markdown(report), encoding="utf-8")
     js.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     plot(report, png)
-    return [md, js, png]
+    written = [md, js, png]
+    for comparison in comparisons(report):
+        path = out / f"{name}-{comparison}.png"
+        plot_comparison(report, comparison, path)
+        written.append(path)
+    return written
+
+
+def comparisons(report: dict[str, Any]) -> list[str]:
+    """The comparisons (``architecture``, ``reward``) the report's training runs belong to."""
+    runs = (report.get("training_runs") or {}).values()
+    return list(dict.fromkeys(c for run in runs for c in run["comparisons"]))
+
+
+def plot_comparison(report: dict[str, Any], comparison: str, path: Path) -> None:
+    """One comparison as the thesis's figures show it: the evaluation win rate of every
+    variant against training games (left) and its test games with 95% intervals (right),
+    the thesis's best DQN Mister X as a dashed line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = [r for r in report["training_runs"].values() if comparison in r["comparisons"]]
+    tested = {c["training"]: c for c in report["cells"] if c.get("training")}
+    fig, (curves, tests) = plt.subplots(1, 2, figsize=(13, 5),
+                                        gridspec_kw={"width_ratios": [3, 2]})
+    published = next((c["published"] for c in tested.values()
+                      if c["published"] is not None), None)
+    for i, run in enumerate(runs):
+        pts = [(e["games"], e[opp]) for e in run["evals"] for opp in run["opponents"]
+               if opp in e]
+        if pts:
+            curves.plot(*zip(*pts, strict=True), marker=".", color=f"C{i}",
+                        label=run["label"])
+        cell = tested.get(run["variant"])
+        if cell is not None:
+            lo, hi = cell["ci95"]
+            tests.errorbar([cell["rate"]], [i], xerr=[[cell["rate"] - lo], [hi - cell["rate"]]],
+                           fmt="o", color=f"C{i}", capsize=3)
+    for ax in (curves, tests):
+        if published is not None:
+            (ax.axhline if ax is curves else ax.axvline)(
+                published, color="tab:red", linestyle="--", linewidth=1,
+                label=f"thesis's best DQN Mister X ({_pct(published)})")
+    curves.set_xlabel("training games")
+    if runs:
+        curves.set_ylabel(f"Mister X's evaluation win rate ({runs[0]['eval_games']} games "
+                          f"vs {', '.join(runs[0]['opponents'])} detectives)")
+    curves.set_ylim(0, 1.02)
+    curves.legend(fontsize=7, loc="lower right")
+    n = next((c["n"] for c in tested.values()), 0)
+    tests.set_yticks(range(len(runs)))
+    tests.set_yticklabels([r["variant"] for r in runs], fontsize=8)
+    tests.invert_yaxis()
+    tests.set_xlabel(f"test win rate, {n} games, 95% CI")
+    tests.set_xlim(min([0.5] + [tested[r["variant"]]["ci95"][0] - 0.02 for r in runs
+                                if r["variant"] in tested]), 1.0)
+    title = (f"{report['title'].split(':')[0]}: DQN Mister X vs random detectives, "
+             f"{comparison} comparison" + (" [QUICK run]" if report["quick"] else ""))
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def plot(report: dict[str, Any], path: Path) -> None:

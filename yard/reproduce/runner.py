@@ -2,6 +2,9 @@
 
 The report is a plain dict (the ``--json`` document); :mod:`yard.reproduce.report` renders it.
 Results are identical for any ``workers``: chunks are fixed seed ranges, merged by summing.
+Cells with a training variant are played once their variant is trained (one task per variant
+in the same pool, :mod:`yard.reproduce.training`); the report's ``training_runs`` holds
+their evaluation curves.
 """
 
 from __future__ import annotations
@@ -10,22 +13,29 @@ import datetime as dt
 import os
 import platform
 import shlex
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import tempfile
+from concurrent.futures import Future, ProcessPoolExecutor, wait
+from dataclasses import replace
 from multiprocessing import get_context
+from pathlib import Path
 from typing import Any
 
 from yard.reproduce.model import (
     Cell,
+    Chunk,
     ChunkResult,
     Experiment,
     ProgressFn,
     ReproduceError,
+    Training,
+    _cached_bot,
     chunks_for,
     merge,
     play_chunk,
     rate,
     verdict,
 )
+from yard.reproduce.training import TrainTask, train_variant
 
 #: Games per chunk: small enough to spread a cell over workers, large enough to amortise.
 CHUNK_GAMES = 10
@@ -38,44 +48,63 @@ def cell_games(cell: Cell, quick: bool, games: int | None) -> int:
     return cell.quick_games if quick else cell.games
 
 
-def cell_command(experiment: str, cell: Cell, quick: bool, games: int, seed: int) -> str:
-    """The command that replays exactly this cell."""
+def cell_command(experiment: str, cell: Cell, quick: bool, games: int, seed: int,
+                 train_games: int | None = None) -> str:
+    """The command that replays exactly this cell (retraining its variant, if any)."""
     parts = ["yard", "reproduce", experiment, "--cell", cell.key, "--games", str(games),
              "--seed", str(seed)]
     if quick:
         parts.append("--quick")
+    if train_games is not None and cell.training is not None:
+        parts += ["--train-games", str(train_games)]
     return " ".join(shlex.quote(p) for p in parts)
 
 
+def training_variants(cells: tuple[Cell, ...]) -> dict[str, Training]:
+    """The distinct training runs the cells need, by variant name."""
+    out: dict[str, Training] = {}
+    for cell in cells:
+        if cell.training is not None:
+            known = out.setdefault(cell.training.variant, cell.training)
+            if known != cell.training:
+                raise ReproduceError(f"variant {known.variant!r} is defined twice")
+    return out
+
+
 def run_experiment(experiment: Experiment, *, quick: bool = False, games: int | None = None,
-                   seed: int = 1, workers: int = 1, progress: ProgressFn | None = None
+                   seed: int = 1, workers: int = 1, progress: ProgressFn | None = None,
+                   train_games: int | None = None, weights_dir: Path | None = None
                    ) -> dict[str, Any]:
-    """Play every cell of ``experiment`` and return the report (see the module docstring)."""
+    """Play every cell of ``experiment`` and return the report (see the module docstring).
+
+    ``train_games`` overrides the training games of every trained variant
+    (``--train-games``); ``weights_dir`` keeps the trained weights (``VARIANT.npz``), which
+    otherwise live in a temporary directory removed at the end.
+    """
     if games is not None and games < 1:
         raise ReproduceError("--games must be at least 1")
+    if train_games is not None and train_games < 1:
+        raise ReproduceError("--train-games must be at least 1")
     if workers < 1:
         raise ReproduceError("--workers must be at least 1")
-    chunks = [chunk for cell in experiment.cells
-              for chunk in chunks_for(cell, quick, cell_games(cell, quick, games), seed,
-                                      CHUNK_GAMES)]
-    results: list[ChunkResult] = []
-    if workers == 1:
-        for chunk in chunks:
-            results.append(play_chunk(chunk))
-            if progress is not None:
-                progress(results[-1])
-    else:
-        with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
-            futures = [pool.submit(play_chunk, chunk) for chunk in chunks]
-            for future in as_completed(futures):
-                results.append(future.result())
-                if progress is not None:
-                    progress(results[-1])
+    variants = training_variants(experiment.cells)
+    # Bots are cached per spec; a weights path may be reused by a later run in this process.
+    _cached_bot.cache_clear()
+    with tempfile.TemporaryDirectory(prefix="yard-reproduce-") as tmp:
+        where = weights_dir if weights_dir is not None else Path(tmp)
+        tasks = {name: TrainTask(t, quick, train_games, seed, where / f"{name}.npz")
+                 for name, t in variants.items()}
+        cells, results, runs = _play(experiment.cells, tasks, quick, games, seed, workers,
+                                     progress)
     by_cell: dict[str, list[ChunkResult]] = {}
     for result in results:
         by_cell.setdefault(result.cell, []).append(result)
-    rows = [_row(experiment.name, cell, quick, seed, merge(by_cell[cell.key]))
-            for cell in experiment.cells]
+    rows = [_row(experiment.name, cell, quick, seed, merge(by_cell[cell.key]), train_games,
+                 runs.get(cell.training.variant) if cell.training else None)
+            for cell in cells]
+    if weights_dir is None:
+        for run in runs.values():
+            run["weights"] = None
     return {"experiment": experiment.name, "title": experiment.title,
             "source": experiment.source, "quick": quick,
             "budget": experiment.quick_budget if quick else experiment.full_budget,
@@ -88,7 +117,60 @@ def run_experiment(experiment: Experiment, *, quick: bool = False, games: int | 
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
                        f"Python {platform.python_version()}",
             "plot": experiment.plot, "notes": list(experiment.notes), "cells": rows,
-            "training": training_records(experiment.weights)}
+            "training": training_records(experiment.weights),
+            "train_games": train_games, "training_runs": runs}
+
+
+def _play(cells: tuple[Cell, ...], tasks: dict[str, TrainTask], quick: bool,
+          games: int | None, seed: int, workers: int, progress: ProgressFn | None
+          ) -> tuple[list[Cell], list[ChunkResult], dict[str, dict[str, Any]]]:
+    """Train the variants, then play every cell's chunks (a trained cell as soon as its
+    variant is ready); returns the cells as played, the chunk results and the runs."""
+    played = {cell.key: cell for cell in cells}
+    runs: dict[str, dict[str, Any]] = {}
+    results: list[ChunkResult] = []
+
+    def trained(cell: Cell, run: dict[str, Any]) -> Cell:
+        spec = f"dqn:weights={run['weights']}"
+        return replace(cell, mrx=spec, quick_mrx=spec)
+
+    def chunks(cell: Cell) -> list[Chunk]:
+        return chunks_for(cell, quick, cell_games(cell, quick, games), seed, CHUNK_GAMES)
+
+    def done(result: ChunkResult) -> None:
+        results.append(result)
+        if progress is not None:
+            progress(result)
+
+    if workers == 1:
+        for name, task in tasks.items():
+            runs[name] = train_variant(task)
+        for key, cell in played.items():
+            if cell.training is not None:
+                played[key] = cell = trained(cell, runs[cell.training.variant])
+            for chunk in chunks(cell):
+                done(play_chunk(chunk))
+        return list(played.values()), results, runs
+    with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
+        # Training first (the longest tasks), then the chunks of the untrained cells; a
+        # pending future maps to its variant name (training) or None (a chunk).
+        pending: dict[Future[Any], str | None] = {
+            pool.submit(train_variant, task): name for name, task in tasks.items()}
+        pending |= {pool.submit(play_chunk, chunk): None for cell in cells
+                    if cell.training is None for chunk in chunks(cell)}
+        while pending:
+            finished, _ = wait(pending, return_when="FIRST_COMPLETED")
+            for future in finished:
+                variant = pending.pop(future)
+                if variant is None:
+                    done(future.result())
+                    continue
+                runs[variant] = future.result()
+                for key, cell in played.items():
+                    if cell.training is not None and cell.training.variant == variant:
+                        played[key] = cell = trained(cell, runs[variant])
+                        pending |= {pool.submit(play_chunk, c): None for c in chunks(cell)}
+    return list(played.values()), results, {name: runs[name] for name in tasks}
 
 
 def training_records(names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
@@ -109,7 +191,8 @@ def training_records(names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _row(name: str, cell: Cell, quick: bool, seed: int, merged: dict[str, Any]
+def _row(name: str, cell: Cell, quick: bool, seed: int, merged: dict[str, Any],
+         train_games: int | None = None, run: dict[str, Any] | None = None
          ) -> dict[str, Any]:
     mrx, detectives = cell.specs(quick)
     wins = merged["mrx_wins"] if cell.metric == "mrx" else merged["detective_wins"]
@@ -125,4 +208,6 @@ def _row(name: str, cell: Cell, quick: bool, seed: int, merged: dict[str, Any]
             "series": cell.series, "x": cell.x,
             "mean_moves": round(merged["mean_moves"], 2),
             "cpu_seconds": round(merged["cpu_seconds"], 2),
-            "command": cell_command(name, cell, quick, merged["games"], seed)}
+            "command": cell_command(name, cell, quick, merged["games"], seed, train_games),
+            "training": None if run is None else run["variant"],
+            "train_cpu_seconds": None if run is None else run["cpu_seconds"]}
