@@ -91,6 +91,11 @@ class Database:
         self._engine = engine
         self._writer = engine.execution_options(yard_write=True)
         self.url = url_text
+        #: Bot ids by (name, version) that committed games use (bot rows are never
+        #: changed or deleted); cleared when a write fails.
+        self._bot_cache: dict[tuple[str, str], int] = {}
+        #: Plain-tuple inserts for SQLite (see :meth:`_insert`), by table and columns.
+        self._insert_plans: dict[tuple[str, tuple[str, ...]], _InsertPlan] = {}
 
     @classmethod
     def connect(cls, url: str, *, create: bool = True) -> Database:
@@ -159,8 +164,9 @@ class Database:
         """
         _check_record(record)
         try:
-            with self._write(f"save game {record.game_id!r}") as session:
-                if not self._add_games(session, [record])[0]:
+            with self._caching_bots() as bots, \
+                    self._write(f"save game {record.game_id!r}") as session:
+                if not self._add_games(session, [record], bots)[0]:
                     return False
         except AlreadyPlayedError:
             raise
@@ -184,19 +190,38 @@ class Database:
             _check_record(record)
         if not records:
             return []
-        with self._write(f"save {len(records)} games") as session:
-            stored = self._add_games(session, records)
+        with self._caching_bots() as bots, \
+                self._write(f"save {len(records)} games") as session:
+            stored = self._add_games(session, records, bots)
         log.info("%d games stored in one transaction", stored.count(True))
         return stored
 
-    def _add_games(self, session: Session, records: Sequence[GameRecord]) -> list[bool]:
-        """Insert ``records`` (checked) with one Core executemany per table for the whole
-        batch: no ORM object per row. Schedule entries are checked (and locked) one by one
-        as :meth:`save_game` documents."""
+    @contextmanager
+    def _caching_bots(self) -> Iterator[dict[tuple[str, str], int]]:
+        """A dict for the bot ids a write uses, cached once the write committed (around
+        :meth:`_write`); a failed write drops the whole cache, since a cached id that went
+        stale would fail every later write."""
+        bots: dict[tuple[str, str], int] = {}
+        try:
+            yield bots
+        except BaseException:
+            self._bot_cache.clear()
+            raise
+        self._bot_cache.update(bots)
+
+    def _add_games(self, session: Session, records: Sequence[GameRecord],
+                   bot_ids: dict[tuple[str, str], int]) -> list[bool]:
+        """Insert ``records`` (checked) with one executemany per table for the whole batch
+        (see :meth:`_insert`): no ORM object per row. Schedule entries are checked (and
+        locked) one by one as :meth:`save_game` documents. ``bot_ids`` gets the bot ids the
+        games use (to be cached once committed)."""
         ids = {record.game_id for record in records}
-        seen = set(session.scalars(sa.select(GameRow.id).where(GameRow.id.in_(ids))))
-        bot_ids = _bot_ids(session, {(s.bot_name, s.bot_version)
-                                     for record in records for s in record.seats})
+        seen = set(session.connection().execute(
+            sa.select(GameRow.id).where(GameRow.id.in_(ids))).scalars())
+        wanted = {(s.bot_name, s.bot_version) for record in records for s in record.seats}
+        cache = self._bot_cache
+        bot_ids.update({key: cache[key] for key in wanted if key in cache})
+        bot_ids.update(_bot_ids(session, wanted - bot_ids.keys()))
         played: dict[int, str] = {}  # schedule id -> game id, in this batch
         games: list[dict[str, Any]] = []
         seats: list[dict[str, Any]] = []
@@ -226,12 +251,35 @@ class Database:
             full.append({"game_id": record.game_id, "record": record_to_dict(linked)})
             stored.append(True)
         if games:
-            session.execute(sa.insert(_table(GameRow)), games)
-            if seats:
-                session.execute(sa.insert(_table(GameSeatRow)), seats)
+            self._insert(session, _table(GameRow), games)
+            self._insert(session, _table(GameSeatRow), seats)
             _add_turns(session, *kept)
-            session.execute(sa.insert(_table(GameRecordRow)), full)
+            self._insert(session, _table(GameRecordRow), full)
         return stored
+
+    def _insert(self, session: Session, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+        """Insert ``rows`` (dicts with the same keys) into ``table`` in one executemany.
+
+        SQLite's driver gets plain tuples made by each column's own SQLAlchemy bind
+        processor (dates and JSON become exactly the text a Core insert stores) with a
+        prepared statement: no statement compilation and per-row parameter handling, which
+        cost more than the insert itself for one game. Other databases get a Core insert.
+        """
+        if not rows:
+            return
+        connection = session.connection()
+        dialect = connection.dialect
+        if dialect.name != "sqlite":
+            connection.execute(sa.insert(table), rows)
+            return
+        key = (table.name, tuple(rows[0]))
+        plan = self._insert_plans.get(key)
+        if plan is None:
+            plan = self._insert_plans[key] = _insert_plan(table, key[1], dialect)
+        sql, convert = plan
+        connection.exec_driver_sql(sql, [
+            tuple(row[name] if fix is None else fix(row[name]) for name, fix in convert)
+            for row in rows])
 
     def import_games(self, games: Sequence[PortableGame]) -> list[bool]:
         """Store games read from self-contained records, all in one transaction (if any
@@ -643,6 +691,25 @@ def _table(model: type[Any]) -> sa.Table:
     """A model's Core table (inserting into it skips the ORM's per-row work)."""
     table: sa.Table = model.__table__
     return table
+
+
+_InsertPlan = tuple[str, tuple[tuple[str, Any], ...]]
+"""An INSERT with ``?`` parameters, and per column its name and bind processor (or
+``None``: the value goes to the driver as it is)."""
+
+
+def _insert_plan(table: sa.Table, columns: tuple[str, ...], dialect: Any) -> _InsertPlan:
+    """The SQLite INSERT of ``columns`` into ``table``, with the columns' bind processors
+    (what SQLAlchemy applies to each value before the driver gets it)."""
+    unknown = [name for name in columns if name not in table.c]
+    if unknown:
+        raise ValueError(f"table {table.name} has no column {unknown[0]!r}")
+    convert = tuple((name, table.c[name].type.dialect_impl(dialect).bind_processor(dialect))
+                    for name in columns)
+    quote = dialect.identifier_preparer.quote
+    sql = (f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in columns)}) "
+           f"VALUES ({', '.join('?' for _ in columns)})")
+    return sql, convert
 
 
 def _game_values(record: GameRecord, tournament_id: str | None) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -644,3 +644,69 @@ def test_json_columns_write_what_orjson_cannot_too() -> None:
     assert json.loads(json_text(plain)) == plain
     big = {"seed": 2**70, "n": [-(2**80)]}
     assert json.loads(json_text(big)) == big
+
+
+def _table_rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every game table's rows as SQLite returns them (text, integers and floats differ)."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    try:
+        return {table: con.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
+                for table in ("bots", "games", "game_seats", "turns", "game_records")}
+    finally:
+        con.close()
+
+
+def test_sqlite_inserts_store_what_core_inserts_store(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Games, seats and records go to SQLite as plain tuples made by the columns' bind
+    processors: every row equals what SQLAlchemy's Core insert (the generic path) stores,
+    dates, JSON, NULLs, big seeds and non-ASCII text included."""
+    def records() -> list[GameRecord]:
+        odd = played_record("g-odd", seed=9, mrx="m\u00e9tro \U0001f600", minutes=3)
+        odd.seed = 2**70  # past BIGINT: NULL in the column, exact in the JSON record
+        odd.started_at = datetime(2024, 5, 1, 14, 0, 0, 1, tzinfo=timezone(timedelta(hours=2)))
+        odd.finished_at = datetime(2024, 5, 1, 12, 0, 5)  # naive: taken as UTC
+        odd.tournament_id = None
+        return [played_record("g-a", seed=1), odd, played_record("g-b", seed=2, minutes=1)]
+
+    fast = Database.connect(f"sqlite:///{tmp_path / 'fast.db'}")
+    assert fast.save_game(records()[0]) and fast.save_games(records()[1:]) == [True, True]
+    fast.close()
+
+    def core_insert(self: Database, session: Any, table: sa.Table,
+                    rows: list[dict[str, Any]]) -> None:
+        if rows:
+            session.execute(sa.insert(table), rows)
+
+    monkeypatch.setattr(Database, "_insert", core_insert)
+    core = Database.connect(f"sqlite:///{tmp_path / 'core.db'}")
+    assert core.save_game(records()[0]) and core.save_games(records()[1:]) == [True, True]
+    core.close()
+    fast_rows = _table_rows(tmp_path / "fast.db")
+    assert fast_rows == _table_rows(tmp_path / "core.db")
+    assert len(fast_rows["games"]) == 3 and len(fast_rows["game_records"]) == 3
+
+
+def test_cached_bot_ids_come_from_committed_writes_only(tmp_path: Path) -> None:
+    """A bot created in a write that failed is not remembered (its id was rolled back);
+    a cached id that went stale (the row deleted behind the store's back) fails one
+    write, which drops the cache, and the next write stores the game."""
+    store = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
+    tid = store.create_tournament({"rules": "grid5"})
+    entry = store.schedule(tid, two_pairs())[0]
+    fresh = played_record("f0", seed=3, mrx="fresh")
+    with pytest.raises(AlreadyPlayedError):
+        store.save_games([scheduled_record("s1", entry), fresh, scheduled_record("s2", entry)])
+    assert count(store, "bots") == 0
+    assert store.save_game(played_record("f1", seed=4, mrx="fresh"))
+    assert store.save_games([played_record("f2", seed=5, mrx="fresh")]) == [True]
+    with store._engine.begin() as conn:
+        conn.execute(sa.text("DELETE FROM games WHERE id IN ('f1', 'f2')"))
+        conn.execute(sa.text("DELETE FROM bots WHERE name = 'fresh'"))
+    stale = played_record("f3", seed=6, mrx="fresh")
+    with pytest.raises(DatabaseError, match="FOREIGN KEY"):
+        store.save_game(stale)
+    assert store.save_game(stale) and store.load_game("f3") == stale
+    store.close()
