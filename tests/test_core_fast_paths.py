@@ -57,6 +57,8 @@ def test_move_texts_are_the_moves_str() -> None:
     MoveOk("g1", 3, "d2", "taxi:1"),
     Update("g1", 4, "mrx", "secret+bus:12", "d1"),
     Update("g1", 4, "d5", "taxi:1", None),
+    # Integer keys (no message the server makes has them): orjson's other option.
+    YourTurn("g1", 3, "d2", {"tickets": {0: 1, 1: {"taxi": 2}}}, [], Clock(1.5, 0.0)),
 ])
 def test_the_encoder_writes_the_standard_librarys_json(msg: Any) -> None:
     assert encode_bytes(msg) == _encode_stdlib(msg).encode()
