@@ -216,8 +216,7 @@ class Database:
         locked) one by one as :meth:`save_game` documents. ``bot_ids`` gets the bot ids the
         games use (to be cached once committed)."""
         ids = {record.game_id for record in records}
-        seen = set(session.connection().execute(
-            sa.select(GameRow.id).where(GameRow.id.in_(ids))).scalars())
+        seen = set(session.connection().execute(_STORED_IDS, {"ids": list(ids)}).scalars())
         wanted = {(s.bot_name, s.bot_version) for record in records for s in record.seats}
         cache = self._bot_cache
         bot_ids.update({key: cache[key] for key in wanted if key in cache})
@@ -692,6 +691,9 @@ def _table(model: type[Any]) -> sa.Table:
     table: sa.Table = model.__table__
     return table
 
+
+_STORED_IDS = sa.select(GameRow.id).where(GameRow.id.in_(sa.bindparam("ids", expanding=True)))
+"""Which of the game ids ``ids`` are stored (one statement object: built and keyed once)."""
 
 _InsertPlan = tuple[str, tuple[tuple[str, Any], ...]]
 """An INSERT with ``?`` parameters, and per column its name and bind processor (or
