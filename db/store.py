@@ -218,8 +218,9 @@ class Database:
         ids = {record.game_id for record in records}
         seen = set(session.connection().execute(_STORED_IDS, {"ids": list(ids)}).scalars())
         wanted = {(s.bot_name, s.bot_version) for record in records for s in record.seats}
-        cache = self._bot_cache
-        bot_ids.update({key: cache[key] for key in wanted if key in cache})
+        cache = self._bot_cache  # another thread's failed write may clear it meanwhile
+        bot_ids.update((key, bot_id) for key in wanted
+                       if (bot_id := cache.get(key)) is not None)
         bot_ids.update(_bot_ids(session, wanted - bot_ids.keys()))
         played: dict[int, str] = {}  # schedule id -> game id, in this batch
         games: list[dict[str, Any]] = []
