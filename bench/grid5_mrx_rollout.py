@@ -8,9 +8,10 @@ The diagnosis in docs/reproductions.md: most of `hider`'s losses to the tuned MC
 detectives are decided by where he stands when he is revealed — from some stations the two
 detectives cover every exit, whatever he does next. So at each move that will be revealed,
 this bot plays every legal move ``samples`` times forward to just before his next revealed
-move: the tuned MCTS detectives (at ``--sim-iterations``) move for the detectives, plain
-``hider`` for him. A move's value is the share of those rollouts he survives; ties go to
-plain `hider`'s choice. Every other move is plain ``hider``. The simulated detectives see
+move: the tuned MCTS detectives (at ``--sim-iterations``) move for the detectives,
+``hider:depth=2`` for him. A move's value is the share of those rollouts he survives; ties
+go to plain `hider`'s choice. Every other move is plain ``hider`` (with ``--all-moves``,
+every move is chosen by rollouts). The simulated detectives see
 only what the real ones would (their view of the true position). Prints one JSON line with
 Mister X's and the detectives' win rates and 95% Wilson intervals. An experiment, not a
 registered bot (it costs seconds per game).
