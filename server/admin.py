@@ -199,7 +199,6 @@ def _as_error(reply: Message) -> AdminError:
     return AdminError(ErrorCode.BAD_VALUE, f"unexpected reply {reply.TYPE}")
 
 
-
 _NO_MATCH_OVER = ',"match_over":false}'
 
 
