@@ -321,6 +321,10 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
         click.echo(json.dumps(payload, indent=2))
         return
     report.render(Console())
+    if server_url is None:
+        # The run's own server (and its web pages) stopped with it.
+        console.print(f"browse it: yard web --db {db_url} (page #/tournaments/{tournament_id})",
+                      highlight=False, soft_wrap=True)
     if progress.sprt is not None:
         Console().print(progress.sprt.summary(), highlight=False, soft_wrap=True)
         if progress.sprt.decision.final:

@@ -115,6 +115,9 @@ def test_child_output_goes_to_the_log_not_the_terminal(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert f"server and bot output: {log}" in done.stderr
     assert "played" not in done.stderr and "games stored" not in done.stderr
+    # The run's own server is gone: the last line says how to browse the results.
+    tid = done.stderr.split("#/tournaments/")[1].split()[0]
+    assert f"browse it: yard web --db {url} (page #/tournaments/{tid}" in done.stderr
     children = log.read_text()
     # Two game slots: each bot ran as two processes, one game each.
     assert children.count("random: played 1 games") == 2
