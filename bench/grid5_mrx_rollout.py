@@ -20,9 +20,10 @@ registered bot (it costs seconds per game).
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from multiprocessing import Pool
+
+from grid5_mrx_simulated import DETECTIVES, print_result  # bench/ is sys.path[0]
 
 from bots.arena import play_game
 from bots.base import Bot
@@ -31,9 +32,6 @@ from bots.registry import bot_from_spec
 from game import Move, MrXView, State, View, from_text, load_ruleset
 from game.belief import after_mrx_move
 from game.outcome import Winner
-from ratings.stats import wilson_interval
-
-DETECTIVES = "mcts:profile=tuned,iterations=1000,time=0"
 
 
 class RolloutHider(HiderBot):
@@ -113,7 +111,7 @@ def _play(args: tuple[int, int, int, bool]) -> bool:
 def main() -> None:
     """Play the games (game i: seed + i, bots reseeded per game) and print the JSON line."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--games", type=int, default=150)
+    parser.add_argument("--games", type=int, default=300)
     parser.add_argument("--seed", type=int, default=900_000)
     parser.add_argument("--samples", type=int, default=4)
     parser.add_argument("--sim-iterations", type=int, default=300)
@@ -125,16 +123,9 @@ def main() -> None:
             for s in range(args.seed, args.seed + args.games)]
     with Pool(args.workers) as pool:
         wins = sum(pool.map(_play, jobs, chunksize=5))
-    lo, hi = wilson_interval(wins, args.games)
-    print(json.dumps({"mrx": f"hider+rollouts(samples={args.samples}, "
-                             f"sim_iterations={args.sim_iterations}, "
-                             f"all_moves={args.all_moves})",
-                      "detectives": DETECTIVES, "games": args.games,
-                      "seeds": [args.seed, args.seed + args.games - 1],
-                      "mrx_win": round(wins / args.games, 4),
-                      "mrx_ci95": [round(lo, 4), round(hi, 4)],
-                      "det_win": round(1 - wins / args.games, 4),
-                      "det_ci95": [round(1 - hi, 4), round(1 - lo, 4)]}))
+    print_result(f"hider+rollouts(samples={args.samples}, sim_iterations="
+                 f"{args.sim_iterations}, all_moves={args.all_moves})", wins, args.games,
+                 args.seed)
 
 
 if __name__ == "__main__":

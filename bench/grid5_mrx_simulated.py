@@ -108,13 +108,18 @@ def main() -> None:
     jobs = [(s, args.samples) for s in range(args.seed, args.seed + args.games)]
     with Pool(args.workers) as pool:
         wins = sum(pool.map(_play, jobs, chunksize=5))
-    lo, hi = wilson_interval(wins, args.games)
-    print(json.dumps({"mrx": f"hider+simulated-mcts-guess(samples={args.samples})",
-                      "detectives": DETECTIVES, "games": args.games,
-                      "seeds": [args.seed, args.seed + args.games - 1],
-                      "mrx_win": round(wins / args.games, 4),
+    print_result(f"hider+simulated-mcts-guess(samples={args.samples})", wins, args.games,
+                 args.seed)
+
+
+def print_result(mrx: str, wins: int, games: int, seed: int) -> None:
+    """The JSON line of a run: Mister X's and the detectives' win rates, 95% intervals."""
+    lo, hi = wilson_interval(wins, games)
+    print(json.dumps({"mrx": mrx, "detectives": DETECTIVES, "games": games,
+                      "seeds": [seed, seed + games - 1],
+                      "mrx_win": round(wins / games, 4),
                       "mrx_ci95": [round(lo, 4), round(hi, 4)],
-                      "det_win": round(1 - wins / args.games, 4),
+                      "det_win": round(1 - wins / games, 4),
                       "det_ci95": [round(1 - hi, 4), round(1 - lo, 4)]}))
 
 
