@@ -51,8 +51,12 @@ def _piece(station: int, tickets: tuple[int, ...] | None) -> str:
     return f"{station}:" + ".".join(map(str, tickets))
 
 
-def from_text(text: str, rules: Ruleset | None = None) -> State:
-    """Parse a position; raises :class:`PositionError` naming the bad field."""
+def from_text(text: object, rules: Ruleset | None = None) -> State:
+    """Parse a position (a string); raises :class:`PositionError` naming the bad field.
+
+    ``text`` is typed ``object`` so a non-string gets that error in the native (mypyc) build
+    too, where a ``str`` parameter would be checked with a bare ``TypeError``.
+    """
     fields = _fields(text)
     try:
         base = rules or load_ruleset(fields.pop("rules", "classic"))
@@ -85,7 +89,7 @@ def from_text(text: str, rules: Ruleset | None = None) -> State:
     return state
 
 
-def _fields(text: str) -> dict[str, str]:
+def _fields(text: object) -> dict[str, str]:
     if not isinstance(text, str) or len(text) > 10_000:
         raise PositionError("position must be a string of at most 10000 characters")
     out: dict[str, str] = {}

@@ -116,7 +116,13 @@ class State:
               tickets: tuple[tuple[int, ...], ...], log: tuple[LogEntry, ...], to_move: int,
               parent: State | None = None, last_move: Move | None = None,
               belief: frozenset[int] | None = None) -> State:
-        state = object.__new__(cls)
+        return cls(rules, positions, tickets, log, to_move, parent, last_move, belief)
+
+    def __init__(self, rules: Ruleset, positions: tuple[int, ...],
+                 tickets: tuple[tuple[int, ...], ...], log: tuple[LogEntry, ...], to_move: int,
+                 parent: State | None = None, last_move: Move | None = None,
+                 belief: frozenset[int] | None = None) -> None:
+        state = self
         state.rules = rules
         state.tables = move_tables(rules.board)
         state.positions = positions
@@ -130,7 +136,6 @@ class State:
         state._belief = belief
         state._view_log = None
         state._mrx_view_log = None
-        return state
 
     # ----------------------------------------------------------------- basic queries
 
@@ -195,8 +200,9 @@ class State:
 
     # ----------------------------------------------------------------- applying moves
 
-    def apply(self, move: Move) -> State:
-        """The state after ``move``; raises :class:`IllegalMoveError` if it is not legal."""
+    def apply(self, move: object) -> State:
+        """The state after ``move`` (a :class:`Move`); raises :class:`IllegalMoveError` if it
+        is not legal, or not a Move (typed ``object`` so the native build says so too)."""
         if self.outcome is not None:
             raise GameOverError(f"move {move} applied after the game ended "
                                 f"({self.outcome.termination.value})")

@@ -35,6 +35,7 @@ from server.engines import (
 )
 from server.logs import configure as configure_logging
 from server.logs import raise_open_file_limit
+from server.native import native_status
 from server.processes import Child, start_server
 from server.tournament.runner import TournamentSpec, bot_roles
 
@@ -228,6 +229,13 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
         os.replace(tmp, ready_file)
     click.echo(f"listening on {url}")
     click.echo(f"web pages at {web_url(url)}")
+    native = native_status()
+    if native.compiled:
+        click.echo(native.describe())
+    if native.stale:
+        click.echo(f"warning: the compiled {', '.join(native.stale)} is older than its .py "
+                   "source and runs instead of it: rebuild (YARD_NATIVE=1 pip install -e .) "
+                   "or delete the .so files (README, 'Native core')", err=True)
     sys.stdout.flush()
     if not config.admin_open and config.admin_token is None:
         click.echo("warning: no --admin-token off loopback: admin actions are disabled",
