@@ -122,20 +122,20 @@ class State:
                  tickets: tuple[tuple[int, ...], ...], log: tuple[LogEntry, ...], to_move: int,
                  parent: State | None = None, last_move: Move | None = None,
                  belief: frozenset[int] | None = None) -> None:
-        state = self
-        state.rules = rules
-        state.tables = move_tables(rules.board)
-        state.positions = positions
-        state.tickets = tickets
-        state.log = log
-        state.to_move = to_move
-        state.outcome = None
-        state.parent = parent
-        state.last_move = last_move
-        state._legal = None
-        state._belief = belief
-        state._view_log = None
-        state._mrx_view_log = None
+        """The raw constructor: start from :func:`new_game` or :func:`~game.position.from_text`."""
+        self.rules = rules
+        self.tables = move_tables(rules.board)
+        self.positions = positions
+        self.tickets = tickets
+        self.log = log
+        self.to_move = to_move
+        self.outcome = None
+        self.parent = parent
+        self.last_move = last_move
+        self._legal = None
+        self._belief = belief
+        self._view_log = None
+        self._mrx_view_log = None
 
     # ----------------------------------------------------------------- basic queries
 
