@@ -27,7 +27,7 @@ positions and in :func:`new_game`):
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
@@ -116,26 +116,24 @@ class State:
               tickets: tuple[tuple[int, ...], ...], log: tuple[LogEntry, ...], to_move: int,
               parent: State | None = None, last_move: Move | None = None,
               belief: frozenset[int] | None = None) -> State:
-        return cls(rules, positions, tickets, log, to_move, parent, last_move, belief)
-
-    def __init__(self, rules: Ruleset, positions: tuple[int, ...],
-                 tickets: tuple[tuple[int, ...], ...], log: tuple[LogEntry, ...], to_move: int,
-                 parent: State | None = None, last_move: Move | None = None,
-                 belief: frozenset[int] | None = None) -> None:
-        """The raw constructor: start from :func:`new_game` or :func:`~game.position.from_text`."""
-        self.rules = rules
-        self.tables = move_tables(rules.board)
-        self.positions = positions
-        self.tickets = tickets
-        self.log = log
-        self.to_move = to_move
-        self.outcome = None
-        self.parent = parent
-        self.last_move = last_move
-        self._legal = None
-        self._belief = belief
-        self._view_log = None
-        self._mrx_view_log = None
+        # A bare instance filled in here is cheaper than __init__'s call. _new_instance is
+        # object.__new__ in Python and the class's own allocator when compiled with mypyc,
+        # which refuses object.__new__ on its classes.
+        state = _new_instance(cls)
+        state.rules = rules
+        state.tables = move_tables(rules.board)
+        state.positions = positions
+        state.tickets = tickets
+        state.log = log
+        state.to_move = to_move
+        state.outcome = None
+        state.parent = parent
+        state.last_move = last_move
+        state._legal = None
+        state._belief = belief
+        state._view_log = None
+        state._mrx_view_log = None
+        return state
 
     # ----------------------------------------------------------------- basic queries
 
@@ -343,6 +341,8 @@ class State:
 
         return f"State({to_text(self)!r})"
 
+
+_new_instance: Callable[[type[State]], State] = getattr(State, "__new__")  # noqa: B009
 
 def _moves_for(state: State, seat: int) -> list[Move]:
     rules = state.rules
