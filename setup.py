@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from setuptools import setup
 
@@ -29,8 +30,28 @@ NATIVE_MODULES = [
     "protocol/codec.py",
 ]
 
+HERE = Path(__file__).resolve().parent
+
+
+def remove_native_build() -> None:
+    """Delete the compiled modules an earlier native build left in the source tree.
+
+    An editable native install builds them in place, where they shadow the ``.py`` files;
+    a later pure install must take them away, or they would keep running (and import a
+    shared library that the new install no longer maps).
+    """
+    doomed = [so for path in NATIVE_MODULES
+              for so in (HERE / path).parent.glob(f"{Path(path).stem}.*.so")]
+    doomed += HERE.glob("yard_native__mypyc.*.so")
+    for so in doomed:
+        so.unlink()
+        print(f"removed {so.relative_to(HERE)} (an earlier YARD_NATIVE=1 build)")
+
+
 ext_modules = []
-if os.environ.get("YARD_NATIVE", "").strip() not in ("", "0"):
+if os.environ.get("YARD_NATIVE", "").strip() in ("", "0"):
+    remove_native_build()
+else:
     try:
         from mypyc.build import mypycify
     except ImportError:

@@ -234,8 +234,8 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
         click.echo(native.describe())
     if native.stale:
         click.echo(f"warning: the compiled {', '.join(native.stale)} is older than its .py "
-                   "source and runs instead of it: rebuild (YARD_NATIVE=1 pip install -e .) "
-                   "or delete the .so files (README, 'Native core')", err=True)
+                   "source and runs instead of it: rebuild (YARD_NATIVE=1 pip install -e .), or "
+                   "go back to pure Python (pip install -e .)", err=True)
     sys.stdout.flush()
     if not config.admin_open and config.admin_token is None:
         click.echo("warning: no --admin-token off loopback: admin actions are disabled",
