@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from server.native import NATIVE_MODULES, is_compiled, is_stale, native_status
@@ -45,3 +48,23 @@ def test_native_status_describes_what_runs() -> None:
         assert status.describe().startswith("native core: ")
     else:
         assert status.describe() == "pure-Python core" and not status.native
+
+
+def test_a_pure_build_removes_what_a_native_build_left_in_the_tree(tmp_path: Path) -> None:
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "build_backend", tmp_path / "build_backend")
+    suffix = ".cpython-311-x86_64-linux-gnu.so"
+    left = [tmp_path / "game" / f"state{suffix}", tmp_path / "server" / f"match{suffix}",
+            tmp_path / f"yard_native__mypyc{suffix}"]
+    kept = [tmp_path / "game" / f"belief{suffix}", tmp_path / "game" / "state.py"]
+    for path in left + kept:
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(b"")
+    env = {k: v for k, v in os.environ.items() if k != "YARD_NATIVE"}
+    done = subprocess.run([sys.executable, "setup.py", "--version"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert not any(path.exists() for path in left)
+    assert all(path.exists() for path in kept)
+    assert "removed game/state" in done.stdout
