@@ -2,8 +2,8 @@
 
 Everything else about the package lives in pyproject.toml. Without ``YARD_NATIVE`` (the
 default) nothing is compiled and yard is pure Python; the compiled modules behave the same
-(the test suite runs against both in CI) and cut the server's CPU per move by about a fifth
-(bench/RESULTS.md, "Native core").
+(CI runs the rules, protocol and server tests against both) and cut the server's CPU per
+move by 13-16% (bench/RESULTS.md, "Native core").
 """
 
 from __future__ import annotations
