@@ -42,11 +42,11 @@ class NativeStatus:
                 f"compiled with mypyc")
 
 
-def native_status(modules: tuple[str, ...] = NATIVE_MODULES) -> NativeStatus:
+def native_status() -> NativeStatus:
     """Inspect the hot modules (importing them if needed)."""
     compiled: list[str] = []
     stale: list[str] = []
-    for name in modules:
+    for name in NATIVE_MODULES:
         origin = Path(getattr(importlib.import_module(name), "__file__", "") or "")
         if not is_compiled(origin):
             continue
