@@ -19,6 +19,7 @@ from bots.dqn.policy import load_weights
 from game import Winner, load_ruleset
 from yard.reproduce import EXPERIMENTS, run_experiment
 from yard.reproduce.model import Cell, ChunkResult, ReproduceError, make, merge, verdict
+from yard.reproduce.progress import ProgressLine, format_duration
 from yard.reproduce.report import header
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -246,3 +247,46 @@ def test_dqn_safe_mrx_never_steps_into_reach_when_it_need_not() -> None:
                 differed += plain.choose(view, legal) != move
             state = state.apply_unchecked(move)
     assert differed > 0  # the option changes some choices of the plain network
+
+
+def _chunk(games: int) -> ChunkResult:
+    return ChunkResult(cell="c", seed=1, games=games, mrx_wins=0, detective_wins=games,
+                       moves=games, seconds=0.0)
+
+
+def test_progress_off_a_terminal_writes_a_line_a_minute_with_time_left() -> None:
+    now = [0.0]
+    lines: list[str] = []
+    progress = ProgressLine("brno", 100, live=False, interval=60, write=lines.append,
+                            clock=lambda: now[0])
+    now[0] = 30.0
+    progress(_chunk(10))
+    assert lines == []  # under a minute: nothing yet
+    now[0] = 90.0
+    progress(_chunk(20))
+    assert lines == ["brno: 30/100 games (30%), 0.3 games/s, 1m30s elapsed, "
+                     "about 3m30s left\n"]
+    now[0] = 100.0
+    progress(_chunk(10))
+    assert len(lines) == 1  # the next line waits another minute
+    now[0] = 120.0
+    progress(_chunk(60))  # the end: one closing line, since the run was long enough to show
+    assert lines[-1] == "brno: 100/100 games (100%), 0.8 games/s, 2m00s elapsed\n"
+
+
+def test_progress_of_a_short_run_off_a_terminal_is_silent() -> None:
+    lines: list[str] = []
+    progress = ProgressLine("warwick", 20, live=False, write=lines.append, clock=lambda: 5.0)
+    progress(_chunk(10))
+    progress(_chunk(10))
+    assert lines == []
+
+
+def test_progress_on_a_terminal_rewrites_one_line() -> None:
+    lines: list[str] = []
+    progress = ProgressLine("dash", 20, live=True, write=lines.append)
+    progress(_chunk(10))
+    progress(_chunk(10))
+    assert lines == ["\rdash: 10/20 games", "\rdash: 20/20 games\n"]
+    assert [format_duration(s) for s in (0, 59.4, 61, 3600, 7385)] == [
+        "0s", "59s", "1m01s", "1h00m", "2h03m"]

@@ -25,7 +25,7 @@ from pathlib import Path
 import click
 
 from yard.reproduce import EXPERIMENTS, ReproduceError, run_experiment
-from yard.reproduce.model import ChunkResult
+from yard.reproduce.progress import ProgressLine
 from yard.reproduce.report import run_name, to_text, write_outputs
 from yard.reproduce.runner import cell_games
 
@@ -47,11 +47,13 @@ from yard.reproduce.runner import cell_games
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the table (Markdown + JSON) and its plot (PNG) here.")
-@click.option("--progress/--no-progress", default=None,
-              help="Per-chunk progress on stderr (default: when stderr is a terminal).")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Progress on stderr: a live line on a terminal, elsewhere a line with "
+              "the rate and time left at most once a minute (a run under a minute prints "
+              "none).")
 def reproduce(name: str | None, list_: bool, quick: bool, games: int | None, seed: int,
               workers: int, cells: tuple[str, ...], train_games: int | None, as_json: bool,
-              out: Path | None, progress: bool | None) -> None:
+              out: Path | None, progress: bool) -> None:
     """Play a published experiment and compare it with the published table."""
     if list_:
         for exp in EXPERIMENTS.values():
@@ -66,17 +68,11 @@ def reproduce(name: str | None, list_: bool, quick: bool, games: int | None, see
         raise ReproduceError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
     experiment = experiment.select(list(cells))
     total = sum(cell_games(c, quick, games) for c in experiment.cells)
-    show = sys.stderr.isatty() if progress is None else progress
-    done = [0]
-
-    def report_progress(result: ChunkResult) -> None:
-        done[0] += result.games
-        click.echo(f"\r{experiment.name}: {done[0]}/{total} games", err=True,
-                   nl=done[0] >= total)
-
+    report_progress = ProgressLine(experiment.name, total, live=sys.stderr.isatty(),
+                                   write=lambda text: click.echo(text, err=True, nl=False))
     weights_dir = None if out is None else out / f"{run_name(experiment.name, quick)}-weights"
     report = run_experiment(experiment, quick=quick, games=games, seed=seed, workers=workers,
-                            progress=report_progress if show else None,
+                            progress=report_progress if progress else None,
                             train_games=train_games, weights_dir=weights_dir)
     if as_json:
         click.echo(json.dumps(report))
