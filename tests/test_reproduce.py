@@ -290,3 +290,61 @@ def test_progress_on_a_terminal_rewrites_one_line() -> None:
     assert lines == ["\rdash: 10/20 games", "\rdash: 20/20 games\n"]
     assert [format_duration(s) for s in (0, 59.4, 61, 3600, 7385)] == [
         "0s", "59s", "1m01s", "1h00m", "2h03m"]
+
+
+def _run_to(tmp_path: Path, name: str, *args: str) -> Path:
+    out = yard("warwick", *args, "--out", str(tmp_path / name))
+    assert out.returncode == 0, out.stderr
+    return tmp_path / name / "warwick.json"
+
+
+def test_merge_adds_up_runs_on_adjoining_seeds_exactly(tmp_path: Path) -> None:
+    a = _run_to(tmp_path, "a", "--cell", "rush-run", "--cell", "random-random", "--games", "6")
+    b = _run_to(tmp_path, "b", "--cell", "rush-run", "--games", "5", "--seed", "7")
+    merged = yard("--merge", str(a), "--merge", str(b), "--json")
+    assert merged.returncode == 0, merged.stderr
+    report = json.loads(merged.stdout)
+    whole = json.loads(yard("warwick", "--cell", "rush-run", "--cell", "random-random",
+                            "--games", "11", "--json").stdout)
+    random_random, rush = report["cells"]  # in the experiment's order, not the files'
+    assert rush["key"] == "rush-run" and random_random["key"] == "random-random"
+    assert random_random["n"] == 6 and random_random["seeds"] == [1, 6]
+
+    def played(cell: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in cell.items() if k != "cpu_seconds"}
+
+    whole_rush = next(c for c in whole["cells"] if c["key"] == "rush-run")
+    assert played(rush) == played(whole_rush)  # n, wins, interval, verdict, command
+    assert rush["command"] == "yard reproduce warwick --cell rush-run --games 11 --seed 1"
+    assert [m["seed"] for m in report["merged_from"]] == [1, 7]
+    assert report["full_size"] is False and report["games"] is None
+    text = yard("--merge", str(a), "--merge", str(b))
+    assert "REDUCED" in text.stdout and "merged" in text.stdout
+
+
+def test_merge_refuses_what_does_not_add_up(tmp_path: Path) -> None:
+    a = _run_to(tmp_path, "a", "--cell", "rush-run", "--games", "3")
+    gap = _run_to(tmp_path, "gap", "--cell", "rush-run", "--games", "3", "--seed", "6")
+    other = json.loads(a.read_text())
+    other["cells"][0]["mrx"] = "random"
+    other["cells"][0]["seeds"] = [4, 6]
+    other_bots = tmp_path / "other.json"
+    other_bots.write_text(json.dumps(other))
+    trained = json.loads(a.read_text())
+    trained["cells"][0]["training"] = "mlp"
+    trained_path = tmp_path / "trained.json"
+    trained_path.write_text(json.dumps(trained))
+    junk = tmp_path / "junk.json"
+    junk.write_text("[1, 2]")
+    cases = {("--merge", str(a), "--merge", str(a)): "overlap",
+             ("--merge", str(a), "--merge", str(gap)): "missing",
+             ("--merge", str(a), "--merge", str(other_bots)): "different mrx",
+             ("--merge", str(a), "--merge", str(trained_path)): "trains its own",
+             ("--merge", str(a), "--merge", str(junk)): "not a yard reproduce report",
+             ("--merge", str(a)): "at least two",
+             ("brno", "--merge", str(a), "--merge", str(gap)): "not 'brno'",
+             ("--merge", str(a), "--merge", str(gap), "--seed", "2"): "--seed"}
+    for args, expected in cases.items():
+        out = yard(*args)
+        assert out.returncode == 2, (args, out.stdout)
+        assert expected in out.stderr and out.stderr.count("\n") == 1, (args, out.stderr)

@@ -13,7 +13,9 @@ train their published-size budget, the quick one, or ``--train-games N`` games. 
 DIR`` writes ``NAME.md``, ``NAME.json`` and ``NAME.png`` (``NAME-quick.*`` for quick runs),
 for trained cells also the training-curve plots ``NAME-architecture.png`` /
 ``NAME-reward.png`` and the trained weights under ``NAME-weights/``. ``--json`` prints the
-report as one JSON document.
+report as one JSON document. ``--merge A.json --merge B.json`` adds up finished runs of the
+same cells on adjoining seeds (other days, other machines) into one table, exactly as the
+chunks of one run add up (:mod:`yard.reproduce.merging`).
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from yard.reproduce import EXPERIMENTS, ReproduceError, run_experiment
+from yard.reproduce.merging import load_report, merge_reports
 from yard.reproduce.progress import ProgressLine
 from yard.reproduce.report import run_name, to_text, write_outputs
 from yard.reproduce.runner import cell_games
@@ -47,14 +51,23 @@ from yard.reproduce.runner import cell_games
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the table (Markdown + JSON) and its plot (PNG) here.")
+@click.option("--merge", "merge_files", multiple=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Merge finished runs' reports (NAME.json of --out, or --json output; "
+              "repeatable) into one table instead of playing: same cells on adjoining "
+              "seeds add up exactly.")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Progress on stderr: a live line on a terminal, elsewhere a line with "
               "the rate and time left at most once a minute (a run under a minute prints "
               "none).")
 def reproduce(name: str | None, list_: bool, quick: bool, games: int | None, seed: int,
               workers: int, cells: tuple[str, ...], train_games: int | None, as_json: bool,
-              out: Path | None, progress: bool) -> None:
+              out: Path | None, merge_files: tuple[Path, ...], progress: bool) -> None:
     """Play a published experiment and compare it with the published table."""
+    if merge_files:
+        report = _merged(name, merge_files, cells)
+        _emit(report, as_json, out)
+        return
     if list_:
         for exp in EXPERIMENTS.values():
             full = sum(c.games for c in exp.cells)
@@ -74,6 +87,10 @@ def reproduce(name: str | None, list_: bool, quick: bool, games: int | None, see
     report = run_experiment(experiment, quick=quick, games=games, seed=seed, workers=workers,
                             progress=report_progress if progress else None,
                             train_games=train_games, weights_dir=weights_dir)
+    _emit(report, as_json, out)
+
+
+def _emit(report: dict[str, Any], as_json: bool, out: Path | None) -> None:
     if as_json:
         click.echo(json.dumps(report))
     else:
@@ -81,3 +98,30 @@ def reproduce(name: str | None, list_: bool, quick: bool, games: int | None, see
     if out is not None:
         for path in write_outputs(report, out):
             click.echo(f"wrote {path}", err=True)
+
+
+#: Options that choose what to play: meaningless with --merge, which plays nothing.
+_PLAY_OPTIONS = ("quick", "games", "seed", "workers", "train_games", "list_")
+
+
+def _merged(name: str | None, files: tuple[Path, ...], cells: tuple[str, ...]
+            ) -> dict[str, Any]:
+    ctx = click.get_current_context()
+    given = [p for p in _PLAY_OPTIONS
+             if ctx.get_parameter_source(p) is not click.core.ParameterSource.DEFAULT]
+    if given:
+        flag = "--" + given[0].rstrip("_").replace("_", "-")
+        raise click.UsageError(f"{flag} chooses what to play; --merge plays nothing, it adds "
+                               "up finished runs")
+    parts = [(str(path), load_report(path)) for path in files]
+    if name is not None and parts[0][1]["experiment"] != name:
+        raise ReproduceError(f"{parts[0][0]} is a run of {parts[0][1]['experiment']!r}, "
+                             f"not {name!r}")
+    if cells:
+        wanted = set(cells)
+        parts = [(p, {**r, "cells": [c for c in r["cells"] if c["key"] in wanted]})
+                 for p, r in parts]
+        missing = wanted - {c["key"] for _, r in parts for c in r["cells"]}
+        if missing:
+            raise ReproduceError(f"no report holds cell {sorted(missing)[0]!r}")
+    return merge_reports(parts)

@@ -222,20 +222,27 @@ def merge(results: list[ChunkResult]) -> dict[str, Any]:
 
 
 def verdict(cell: Cell, lo: float, hi: float) -> str:
-    """How yard's interval compares with the published number.
+    """How yard's interval compares with the cell's published number (see :func:`judge`)."""
+    return judge(cell.published, cell.subject, cell.metric, lo, hi)
 
-    ``agrees`` when the published value lies inside the 95% interval; otherwise ``beats`` or
-    ``falls short`` from the point of view of the yard agent under test (``higher`` /
-    ``lower`` when the cell has none); ``-`` without a published number.
+
+def judge(published: float | None, subject: str | None, metric: str, lo: float,
+          hi: float) -> str:
+    """How the 95% interval ``lo``-``hi`` compares with the ``published`` number.
+
+    ``agrees`` when the published value lies inside the interval; otherwise ``beats`` or
+    ``falls short`` from the point of view of the yard agent under test (``subject``, the
+    side whose win rate ``metric`` is or is not), ``higher`` / ``lower`` when the cell has
+    none; ``-`` without a published number.
     """
-    if cell.published is None:
+    if published is None:
         return "-"
-    if lo <= cell.published <= hi:
+    if lo <= published <= hi:
         return "agrees"
-    above = lo > cell.published
-    if cell.subject is None:
+    above = lo > published
+    if subject is None:
         return "higher" if above else "lower"
-    good = above if cell.subject == cell.metric else not above
+    good = above if subject == metric else not above
     return "beats" if good else "falls short"
 
 

@@ -24,6 +24,7 @@ def published(row: dict[str, Any]) -> str:
 
 def header(report: dict[str, Any]) -> list[str]:
     """Title, kind of run, budget, date and machine."""
+    merged = report.get("merged_from")
     if report["quick"]:
         kind = "QUICK run (smaller budgets: not the published set-up)"
         if report["games"] is not None:
@@ -33,13 +34,19 @@ def header(report: dict[str, Any]) -> list[str]:
                 "published count, full budgets otherwise")
     elif report["games"] is not None:
         kind = f"full run: {report['games']} games per cell (--games), full budgets"
+    elif not report.get("full_size", True):
+        kind = "REDUCED run: fewer games than published in some cells, full budgets otherwise"
     else:
         kind = "full run"
     lines = [f"{report['title']} ({report['experiment']})",
              f"source: {report['source']}",
              f"{kind}; {'budget' if report['quick'] else 'full set-up'}: {report['budget']}; "
              f"seed {report['seed']}",
-             f"{report['date']} on {report['machine']}, {report['workers']} worker(s)"]
+             f"{report['date']} on {report['machine']}, {report['workers']} worker(s)"
+             if not merged else
+             f"merged {report['date']} from {len(merged)} runs: " + "; ".join(
+                 f"{m['report']} (seed {m['seed']}, {m['date']}, {m['machine']})"
+                 for m in merged)]
     runs = report.get("training_runs") or {}
     if runs:
         first = next(iter(runs.values()))
