@@ -318,8 +318,14 @@ def test_merge_adds_up_runs_on_adjoining_seeds_exactly(tmp_path: Path) -> None:
     assert rush["command"] == "yard reproduce warwick --cell rush-run --games 11 --seed 1"
     assert [m["seed"] for m in report["merged_from"]] == [1, 7]
     assert report["full_size"] is False and report["games"] is None
-    text = yard("--merge", str(a), "--merge", str(b))
+    text = yard("--merge", str(a), "--merge", str(b), "--out", str(tmp_path / "merged"))
     assert "REDUCED" in text.stdout and "merged" in text.stdout
+    # A merged report is a report: it merges again, with the next seeds.
+    c = _run_to(tmp_path, "c", "--cell", "rush-run", "--games", "2", "--seed", "12")
+    again = json.loads(yard("--merge", str(tmp_path / "merged" / "warwick.json"), "--merge",
+                            str(c), "--json").stdout)
+    assert [(x["key"], x["n"], x["seeds"]) for x in again["cells"]] == [
+        ("random-random", 6, [1, 6]), ("rush-run", 13, [1, 13])]
 
 
 def test_merge_refuses_what_does_not_add_up(tmp_path: Path) -> None:
