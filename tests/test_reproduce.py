@@ -18,7 +18,15 @@ from bots.arena import play_game
 from bots.dqn.policy import load_weights
 from game import Winner, load_ruleset
 from yard.reproduce import EXPERIMENTS, run_experiment
-from yard.reproduce.model import Cell, ChunkResult, ReproduceError, make, merge, verdict
+from yard.reproduce.model import (
+    Cell,
+    ChunkResult,
+    ReproduceError,
+    make,
+    merge,
+    verdict,
+    with_iterations,
+)
 from yard.reproduce.progress import ProgressLine, format_duration
 from yard.reproduce.report import header
 
@@ -354,3 +362,28 @@ def test_merge_refuses_what_does_not_add_up(tmp_path: Path) -> None:
         out = yard(*args)
         assert out.returncode == 2, (args, out.stdout)
         assert expected in out.stderr and out.stderr.count("\n") == 1, (args, out.stderr)
+
+
+def test_iterations_sets_every_mcts_budget_and_says_so() -> None:
+    assert with_iterations("mcts:iterations=10000,lc=true,time=0", 500) == (
+        "mcts:iterations=500,lc=true,time=0")
+    assert with_iterations("mcts", 7) == "mcts:iterations=7"
+    assert with_iterations("greedy", 7) == "greedy"
+    out = yard("nijssen-lc", "--cell", "basic-mcts-vs-greedy-lc", "--games", "2", "--seed", "3",
+               "--iterations", "20", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    (cell,) = report["cells"]
+    assert cell["detectives"] == ["mcts:iterations=20,time=0,lc=true"]
+    assert cell["mrx"] == "greedy"
+    assert cell["command"].endswith("--seed 3 --iterations 20")
+    assert report["iterations"] == 20 and report["full_size"] is False
+    assert "every MCTS bot at 20 iterations per move" in header(report)[2]
+    # The row's command replays the cell: same games, same counts.
+    again = json.loads(subprocess.run([YARD, *cell["command"].split()[1:], "--json"],
+                                      capture_output=True, text=True, cwd=ROOT).stdout)
+    assert [(c["mrx_wins"], c["detective_wins"], c["mean_moves"]) for c in again["cells"]] == [
+        (cell["mrx_wins"], cell["detective_wins"], cell["mean_moves"])]
+    # A cell without MCTS is not changed by it: full size, and no --iterations in its command.
+    plain = run_experiment(EXPERIMENTS["warwick"].select(["rush-random"]), iterations=20)
+    assert plain["full_size"] and "--iterations" not in plain["cells"][0]["command"]

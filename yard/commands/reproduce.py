@@ -48,6 +48,9 @@ from yard.reproduce.runner import cell_games
 @click.option("--train-games", type=click.IntRange(min=1), default=None,
               help="Training games per trained DQN variant (default: the full or quick "
               "budget).")
+@click.option("--iterations", type=click.IntRange(min=1), default=None,
+              help="Every MCTS bot searches this many iterations per move (a budget between "
+              "--quick and the published one; the table says so).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the table (Markdown + JSON) and its plot (PNG) here.")
@@ -61,8 +64,9 @@ from yard.reproduce.runner import cell_games
               "the rate and time left at most once a minute (a run under a minute prints "
               "none).")
 def reproduce(name: str | None, list_: bool, quick: bool, games: int | None, seed: int,
-              workers: int, cells: tuple[str, ...], train_games: int | None, as_json: bool,
-              out: Path | None, merge_files: tuple[Path, ...], progress: bool) -> None:
+              workers: int, cells: tuple[str, ...], train_games: int | None,
+              iterations: int | None, as_json: bool, out: Path | None,
+              merge_files: tuple[Path, ...], progress: bool) -> None:
     """Play a published experiment and compare it with the published table."""
     if merge_files:
         report = _merged(name, merge_files, cells)
@@ -86,7 +90,8 @@ def reproduce(name: str | None, list_: bool, quick: bool, games: int | None, see
     weights_dir = None if out is None else out / f"{run_name(experiment.name, quick)}-weights"
     report = run_experiment(experiment, quick=quick, games=games, seed=seed, workers=workers,
                             progress=report_progress if progress else None,
-                            train_games=train_games, weights_dir=weights_dir)
+                            train_games=train_games, weights_dir=weights_dir,
+                            iterations=iterations)
     _emit(report, as_json, out)
 
 
@@ -101,7 +106,7 @@ def _emit(report: dict[str, Any], as_json: bool, out: Path | None) -> None:
 
 
 #: Options that choose what to play: meaningless with --merge, which plays nothing.
-_PLAY_OPTIONS = ("quick", "games", "seed", "workers", "train_games", "list_")
+_PLAY_OPTIONS = ("quick", "games", "seed", "workers", "train_games", "iterations", "list_")
 
 
 def _merged(name: str | None, files: tuple[Path, ...], cells: tuple[str, ...]

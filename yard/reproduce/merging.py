@@ -78,17 +78,23 @@ def merge_reports(parts: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     unknown = [key for key in by_key if key not in published_games]
     if unknown:
         raise ReproduceError(f"{experiment.name} has no cell {unknown[0]!r} (any more)")
-    cells = [_merge_cell(first["experiment"], first["quick"], by_key[c.key])
+    cells = [_merge_cell(first["experiment"], by_key[c.key])
              for c in experiment.cells if c.key in by_key]
     sizes = {c["n"] for c in cells}
+    budgets = {r.get("iterations") for _, r in parts}
+    iterations = budgets.pop() if len(budgets) == 1 else None
+    full_games = not first["quick"] and all(c["n"] >= published_games[c["key"]]
+                                            for c in cells)
+    searched = any(spec.partition(":")[0] == "mcts"
+                   for c in cells for spec in (c["mrx"], *c["detectives"]))
     return {
         **{k: first[k] for k in ("experiment", "title", "source", "quick", "budget", "plot",
                                  "notes")},
         "seed": min(c["seeds"][0] for c in cells),
         "workers": None,
         "games": sizes.pop() if len(sizes) == 1 else None,
-        "full_size": not first["quick"] and all(c["n"] >= published_games[c["key"]]
-                                                for c in cells),
+        "full_size": full_games and not (searched and iterations is not None),
+        "full_games": full_games, "iterations": iterations,
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": "; ".join(dict.fromkeys(r["machine"] for _, r in parts)),
         "cells": cells,
@@ -101,8 +107,7 @@ def merge_reports(parts: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
-def _merge_cell(experiment: str, quick: bool, parts: list[tuple[str, dict[str, Any]]]
-                ) -> dict[str, Any]:
+def _merge_cell(experiment: str, parts: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     first_name, first = parts[0]
     key = first["key"]
     for name, cell in parts[1:]:
@@ -124,8 +129,16 @@ def _merge_cell(experiment: str, quick: bool, parts: list[tuple[str, dict[str, A
     wins = mrx_wins if first["metric"] == "mrx" else detective_wins
     measured = rate(wins, n)
     seed = spans[0][0]
+    # The parts' commands differ only in --games and --seed: keep the rest (--quick,
+    # --iterations, ...) from the first.
+    words = shlex.split(first["command"])
+    if words[:5] != ["yard", "reproduce", experiment, "--cell", key] or words[5:9:2] != [
+            "--games", "--seed"]:
+        raise ReproduceError(f"{first_name}: cell {key!r} has an unexpected command "
+                             f"{first['command']!r}")
+    rest = words[9:]
     command = ["yard", "reproduce", experiment, "--cell", key, "--games", str(n),
-               "--seed", str(seed)] + (["--quick"] if quick else [])
+               "--seed", str(seed), *rest]
     return {**first, "n": n, "seeds": [seed, spans[-1][1]], "wins": wins,
             "mrx_wins": mrx_wins, "detective_wins": detective_wins, "rate": measured["rate"],
             "ci95": measured["ci95"],

@@ -106,6 +106,38 @@ class Cell:
             return self.mrx, self.detectives
         return self.quick_mrx or self.mrx, self.quick_detectives or self.detectives
 
+    @property
+    def searches(self) -> bool:
+        """Whether an MCTS bot plays in this cell (what ``--iterations`` changes)."""
+        specs = (self.mrx, *self.detectives, self.quick_mrx or "", *(self.quick_detectives or ()))
+        return any(_is_mcts(spec) for spec in specs)
+
+    def with_iterations(self, iterations: int) -> Cell:
+        """This cell with every MCTS bot, full and quick, searching ``iterations``
+        iterations per move (``--iterations``); other bots are unchanged."""
+        def budget(spec: str) -> str:
+            return with_iterations(spec, iterations)
+
+        return replace(
+            self, mrx=budget(self.mrx), detectives=tuple(map(budget, self.detectives)),
+            quick_mrx=None if self.quick_mrx is None else budget(self.quick_mrx),
+            quick_detectives=None if self.quick_detectives is None
+            else tuple(map(budget, self.quick_detectives)))
+
+
+def _is_mcts(spec: str) -> bool:
+    return spec.partition(":")[0] == "mcts"
+
+
+def with_iterations(spec: str, iterations: int) -> str:
+    """``mcts:iterations=1000,lc=true`` -> ``mcts:iterations=N,lc=true``; other specs are
+    returned unchanged."""
+    if not _is_mcts(spec):
+        return spec
+    options = [o for o in spec.partition(":")[2].split(",")
+               if o and not o.startswith("iterations=")]
+    return "mcts:" + ",".join([f"iterations={iterations}", *options])
+
 
 @dataclass(frozen=True)
 class Experiment:

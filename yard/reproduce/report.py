@@ -25,17 +25,29 @@ def published(row: dict[str, Any]) -> str:
 def header(report: dict[str, Any]) -> list[str]:
     """Title, kind of run, budget, date and machine."""
     merged = report.get("merged_from")
+    iterations = report.get("iterations")
+    budgets = ("full budgets" if iterations is None else
+               f"every MCTS bot at {iterations} iterations per move (--iterations)")
+    # Reports from before "full_games" existed only had --games to make them reduced.
+    full_games = report.get("full_games", report.get("full_size", True))
     if report["quick"]:
         kind = "QUICK run (smaller budgets: not the published set-up)"
         if report["games"] is not None:
             kind += f", --games {report['games']}"
-    elif report["games"] is not None and not report.get("full_size", False):
+        if iterations is not None:
+            kind += f", --iterations {iterations}"
+    elif report["games"] is not None and not full_games:
         kind = (f"REDUCED run: {report['games']} games per cell (--games) instead of the "
-                "published count, full budgets otherwise")
+                f"published count, {budgets}" + (" otherwise" if iterations is None else ""))
+    elif not full_games:
+        kind = f"REDUCED run: fewer games than published in some cells, {budgets}" + (
+            " otherwise" if iterations is None else "")
+    elif iterations is not None:
+        kind = f"REDUCED run: {budgets} instead of the published budget"
+        if report["games"] is not None:
+            kind += f", {report['games']} games per cell (--games)"
     elif report["games"] is not None:
         kind = f"full run: {report['games']} games per cell (--games), full budgets"
-    elif not report.get("full_size", True):
-        kind = "REDUCED run: fewer games than published in some cells, full budgets otherwise"
     else:
         kind = "full run"
     lines = [f"{report['title']} ({report['experiment']})",

@@ -49,7 +49,7 @@ def cell_games(cell: Cell, quick: bool, games: int | None) -> int:
 
 
 def cell_command(experiment: str, cell: Cell, quick: bool, games: int, seed: int,
-                 train_games: int | None = None) -> str:
+                 train_games: int | None = None, iterations: int | None = None) -> str:
     """The command that replays exactly this cell (retraining its variant, if any)."""
     parts = ["yard", "reproduce", experiment, "--cell", cell.key, "--games", str(games),
              "--seed", str(seed)]
@@ -57,6 +57,8 @@ def cell_command(experiment: str, cell: Cell, quick: bool, games: int, seed: int
         parts.append("--quick")
     if train_games is not None and cell.training is not None:
         parts += ["--train-games", str(train_games)]
+    if iterations is not None and cell.searches:
+        parts += ["--iterations", str(iterations)]
     return " ".join(shlex.quote(p) for p in parts)
 
 
@@ -73,20 +75,27 @@ def training_variants(cells: tuple[Cell, ...]) -> dict[str, Training]:
 
 def run_experiment(experiment: Experiment, *, quick: bool = False, games: int | None = None,
                    seed: int = 1, workers: int = 1, progress: ProgressFn | None = None,
-                   train_games: int | None = None, weights_dir: Path | None = None
-                   ) -> dict[str, Any]:
+                   train_games: int | None = None, weights_dir: Path | None = None,
+                   iterations: int | None = None) -> dict[str, Any]:
     """Play every cell of ``experiment`` and return the report (see the module docstring).
 
     ``train_games`` overrides the training games of every trained variant
     (``--train-games``); ``weights_dir`` keeps the trained weights (``VARIANT.npz``), which
-    otherwise live in a temporary directory removed at the end.
+    otherwise live in a temporary directory removed at the end. ``iterations`` sets the
+    search budget of every MCTS bot (``--iterations``: a run at a budget between the quick
+    and the published one).
     """
     if games is not None and games < 1:
         raise ReproduceError("--games must be at least 1")
     if train_games is not None and train_games < 1:
         raise ReproduceError("--train-games must be at least 1")
+    if iterations is not None and iterations < 1:
+        raise ReproduceError("--iterations must be at least 1")
     if workers < 1:
         raise ReproduceError("--workers must be at least 1")
+    if iterations is not None:
+        experiment = replace(experiment, cells=tuple(
+            c.with_iterations(iterations) for c in experiment.cells))
     variants = training_variants(experiment.cells)
     # Bots are cached per spec; a weights path may be reused by a later run in this process.
     _cached_bot.cache_clear()
@@ -100,8 +109,10 @@ def run_experiment(experiment: Experiment, *, quick: bool = False, games: int | 
     for result in results:
         by_cell.setdefault(result.cell, []).append(result)
     rows = [_row(experiment.name, cell, quick, seed, merge(by_cell[cell.key]), train_games,
-                 runs.get(cell.training.variant) if cell.training else None)
+                 runs.get(cell.training.variant) if cell.training else None, iterations)
             for cell in cells]
+    full_games = all((games if games is not None else cell.games) >= cell.games
+                     for cell in experiment.cells)
     if weights_dir is None:
         for run in runs.values():
             run["weights"] = None
@@ -110,9 +121,9 @@ def run_experiment(experiment: Experiment, *, quick: bool = False, games: int | 
             "budget": experiment.quick_budget if quick else experiment.full_budget,
             "seed": seed, "workers": workers, "games": games,
             # --games at least every cell's published count is a full run, not a reduced one
-            "full_size": not quick and all(
-                (games if games is not None else cell.games) >= cell.games
-                for cell in experiment.cells),
+            "full_size": not quick and full_games and (
+                iterations is None or not any(c.searches for c in experiment.cells)),
+            "full_games": not quick and full_games, "iterations": iterations,
             "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
                        f"Python {platform.python_version()}",
@@ -192,8 +203,8 @@ def training_records(names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
 
 
 def _row(name: str, cell: Cell, quick: bool, seed: int, merged: dict[str, Any],
-         train_games: int | None = None, run: dict[str, Any] | None = None
-         ) -> dict[str, Any]:
+         train_games: int | None = None, run: dict[str, Any] | None = None,
+         iterations: int | None = None) -> dict[str, Any]:
     mrx, detectives = cell.specs(quick)
     wins = merged["mrx_wins"] if cell.metric == "mrx" else merged["detective_wins"]
     measured = rate(wins, merged["games"])
@@ -208,6 +219,7 @@ def _row(name: str, cell: Cell, quick: bool, seed: int, merged: dict[str, Any],
             "series": cell.series, "x": cell.x,
             "mean_moves": round(merged["mean_moves"], 2),
             "cpu_seconds": round(merged["cpu_seconds"], 2),
-            "command": cell_command(name, cell, quick, merged["games"], seed, train_games),
+            "command": cell_command(name, cell, quick, merged["games"], seed, train_games,
+                                    iterations),
             "training": None if run is None else run["variant"],
             "train_cpu_seconds": None if run is None else run["cpu_seconds"]}
