@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from yard.reproduce.experiments import EXPERIMENTS
-from yard.reproduce.model import ReproduceError, judge, rate
+from yard.reproduce.model import ReproduceError, is_mcts, judge, rate
 
 __all__ = ["load_report", "merge_reports"]
 
@@ -85,7 +85,7 @@ def merge_reports(parts: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     iterations = budgets.pop() if len(budgets) == 1 else None
     full_games = not first["quick"] and all(c["n"] >= published_games[c["key"]]
                                             for c in cells)
-    searched = any(spec.partition(":")[0] == "mcts"
+    searched = any(is_mcts(spec)
                    for c in cells for spec in (c["mrx"], *c["detectives"]))
     return {
         **{k: first[k] for k in ("experiment", "title", "source", "quick", "budget", "plot",

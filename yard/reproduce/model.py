@@ -110,7 +110,7 @@ class Cell:
     def searches(self) -> bool:
         """Whether an MCTS bot plays in this cell (what ``--iterations`` changes)."""
         specs = (self.mrx, *self.detectives, self.quick_mrx or "", *(self.quick_detectives or ()))
-        return any(_is_mcts(spec) for spec in specs)
+        return any(is_mcts(spec) for spec in specs)
 
     def with_iterations(self, iterations: int) -> Cell:
         """This cell with every MCTS bot, full and quick, searching ``iterations``
@@ -125,14 +125,15 @@ class Cell:
             else tuple(map(budget, self.quick_detectives)))
 
 
-def _is_mcts(spec: str) -> bool:
+def is_mcts(spec: str) -> bool:
+    """Whether a bot spec (``mcts:iterations=1000``) names the MCTS bot."""
     return spec.partition(":")[0] == "mcts"
 
 
 def with_iterations(spec: str, iterations: int) -> str:
     """``mcts:iterations=1000,lc=true`` -> ``mcts:iterations=N,lc=true``; other specs are
     returned unchanged."""
-    if not _is_mcts(spec):
+    if not is_mcts(spec):
         return spec
     options = [o for o in spec.partition(":")[2].split(",")
                if o and not o.startswith("iterations=")]
