@@ -18,6 +18,7 @@ from bots.arena import play_game
 from bots.dqn.policy import load_weights
 from game import Winner, load_ruleset
 from yard.reproduce import EXPERIMENTS, run_experiment
+from yard.reproduce.gains import difference_interval, gains
 from yard.reproduce.model import (
     Cell,
     ChunkResult,
@@ -35,7 +36,7 @@ YARD = str(Path(sys.executable).parent / "yard")
 NAMES = ["warwick", "brno", "nijssen-lc", "nijssen-cr", "dash", "bristol"]
 REPORT_KEYS = {"experiment", "title", "source", "quick", "budget", "seed", "workers", "games",
                "date", "machine", "notes", "cells", "plot", "training", "train_games",
-               "training_runs"}
+               "training_runs", "gains"}
 CELL_KEYS = {"key", "label", "rules", "mrx", "detectives", "metric", "subject", "n", "seeds",
              "wins", "mrx_wins", "detective_wins", "rate", "ci95", "published",
              "published_source", "verdict", "differs", "command", "mean_moves", "cpu_seconds",
@@ -67,6 +68,13 @@ def check_shape(report: dict[str, Any], games: int) -> None:
         assert cell["command"].startswith(f"yard reproduce {report['experiment']} --cell ")
         assert cell["verdict"] in {"agrees", "beats", "falls short", "higher", "lower", "-"}
         assert (cell["verdict"] == "-") == (cell["published"] is None)
+    by_key = {c["key"]: c for c in report["cells"]}
+    for gain in report["gains"]:
+        cell, base = by_key[gain["key"]], by_key[gain["baseline"]]
+        assert gain["gain"] == pytest.approx(cell["rate"] - base["rate"])
+        lo, hi = gain["ci95"]
+        assert -1 <= lo <= gain["gain"] <= hi <= 1
+        assert gain["significant"] in {"gain", "loss", "no significant change"}
 
 
 def test_list_names_the_six() -> None:
@@ -101,6 +109,9 @@ def test_tiny_quick_run_has_the_documented_shape(name: str) -> None:
         assert [c["key"] for c in report["cells"]] == SAMPLE_CELLS[name]
     else:
         assert len(report["cells"]) == len(EXPERIMENTS[name].cells)
+    # Only nijssen-lc's sample holds a baseline (without LC) and its enhanced cell.
+    assert [g["key"] for g in report["gains"]] == (
+        ["basic-mcts-vs-greedy-lc"] if name == "nijssen-lc" else [])
 
 
 def test_text_table_says_quick_and_shows_published_numbers() -> None:
@@ -315,6 +326,7 @@ def test_merge_adds_up_runs_on_adjoining_seeds_exactly(tmp_path: Path) -> None:
     whole = json.loads(yard("warwick", "--cell", "rush-run", "--cell", "random-random",
                             "--games", "11", "--json").stdout)
     random_random, rush = report["cells"]  # in the experiment's order, not the files'
+    assert report["gains"] == []  # warwick's cells have no baseline series
     assert rush["key"] == "rush-run" and random_random["key"] == "random-random"
     assert random_random["n"] == 6 and random_random["seeds"] == [1, 6]
 
@@ -387,3 +399,61 @@ def test_iterations_sets_every_mcts_budget_and_says_so() -> None:
     # A cell without MCTS is not changed by it: full size, and no --iterations in its command.
     plain = run_experiment(EXPERIMENTS["warwick"].select(["rush-random"]), iterations=20)
     assert plain["full_size"] and "--iterations" not in plain["cells"][0]["command"]
+
+
+def test_difference_interval_is_newcombes_method_10() -> None:
+    from bots.arena import wilson_interval
+
+    # Newcombe (1998), Statistics in Medicine 17:873, table II: 56/70 - 48/80.
+    d, lo, hi = difference_interval(56, 70, wilson_interval(56, 70), 48, 80,
+                                    wilson_interval(48, 80))
+    assert d == pytest.approx(0.2)
+    assert (round(lo, 4), round(hi, 4)) == (0.0524, 0.3339)
+
+
+def _gain_row(key: str, series: str, x: float | None, wins: int, n: int,
+              published: float | None) -> dict[str, Any]:
+    from bots.arena import wilson_interval
+
+    return {"key": key, "label": key.upper(), "series": series, "x": x, "wins": wins, "n": n,
+            "ci95": list(wilson_interval(wins, n)), "published": published,
+            "metric": "detectives", "subject": "detectives"}
+
+
+def test_gains_compare_each_cell_with_its_series_baseline() -> None:
+    rows = [_gain_row("a0", "A", 0.0, 500, 1000, 0.477),
+            _gain_row("a1", "A", 0.375, 560, 1000, 0.540),
+            _gain_row("a2", "A", 0.5, 470, 1000, None),
+            _gain_row("b1", "B", 1.0, 900, 1000, 0.9),  # its baseline is not in the report
+            _gain_row("c", "", None, 10, 20, None)]
+    out = {g["key"]: g for g in gains(rows)}
+    assert set(out) == {"a1", "a2"}
+    assert out["a1"]["baseline"] == "a0" and out["a1"]["baseline_label"] == "A0"
+    assert out["a1"]["gain"] == pytest.approx(0.06)
+    assert out["a1"]["significant"] == "gain" and out["a1"]["ci95"][0] > 0
+    assert out["a1"]["published"] == pytest.approx(0.063)
+    assert out["a1"]["verdict"] == "agrees"
+    assert out["a2"]["significant"] == "no significant change"
+    assert out["a2"]["published"] is None and out["a2"]["verdict"] == "-"
+    rows[2] = _gain_row("a2", "A", 0.5, 400, 1000, None)
+    assert {g["key"]: g["significant"] for g in gains(rows)}["a2"] == "loss"
+
+
+def test_merged_gains_are_recomputed_on_the_totals(tmp_path: Path) -> None:
+    def part(name: str, seed: str) -> Path:
+        out = yard("nijssen-cr", "--cell", "basic-mcts-r0.0", "--cell", "basic-mcts-r0.375",
+                   "--iterations", "5", "--games", "2", "--seed", seed, "--out",
+                   str(tmp_path / name))
+        assert out.returncode == 0, out.stderr
+        assert "change over the baseline" in out.stdout
+        return tmp_path / name / "nijssen-cr.json"
+
+    merged = yard("--merge", str(part("a", "1")), "--merge", str(part("b", "3")), "--out",
+                  str(tmp_path / "m"))
+    assert merged.returncode == 0, merged.stderr
+    report = json.loads((tmp_path / "m" / "nijssen-cr.json").read_text())
+    assert report["gains"] == gains(report["cells"])
+    (gain,) = report["gains"]
+    assert gain["key"] == "basic-mcts-r0.375" and gain["published"] == pytest.approx(0.063)
+    md = (tmp_path / "m" / "nijssen-cr.md").read_text()
+    assert "| change over |" in md and "| +6.3 |" in md

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from yard.reproduce.experiments import EXPERIMENTS
+from yard.reproduce.gains import gains
 from yard.reproduce.model import ReproduceError, is_mcts, judge, rate
 
 __all__ = ["load_report", "merge_reports"]
@@ -98,6 +99,7 @@ def merge_reports(parts: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": "; ".join(dict.fromkeys(r["machine"] for _, r in parts)),
         "cells": cells,
+        "gains": gains(cells),
         "training": first.get("training", {}),
         "train_games": None,
         "training_runs": {},

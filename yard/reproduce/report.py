@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from yard.reproduce.gains import gain_text, published_gain_text
+
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
@@ -111,6 +113,13 @@ def to_text(report: dict[str, Any]) -> str:
     for row in report["cells"]:
         lines.append(f"{row['label']:{width}}  {row['metric']:10} {row['n']:>6}  "
                      f"{measured(row):24} {published(row):>9}  {row['verdict']}")
+    if report.get("gains"):
+        lines.append("")
+        lines.append("change over the baseline of each series (95% Newcombe interval):")
+        for g in report["gains"]:
+            lines.append(f"  {g['label']}: {gain_text(g)} over {g['baseline_label']}; "
+                         f"{g['significant']}; published {published_gain_text(g)}"
+                         + ("" if g["published"] is None else f" ({g['verdict']})"))
     differs = [(r["label"], r["differs"]) for r in report["cells"] if r["differs"]]
     if differs:
         lines.append("")
@@ -148,6 +157,13 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines.append("| " + " | ".join(_md_cell(str(v)) for v in (
             row["label"], row["metric"], row["n"], measured(row), published(row),
             row["verdict"], row["differs"] or "-", f"`{row['command']}`")) + " |")
+    if report.get("gains"):
+        lines += ["", "| cell | change over | yard [95% CI] | significant | published "
+                  "| verdict |", "|---|---|---|---|---|---|"]
+        for g in report["gains"]:
+            lines.append("| " + " | ".join(_md_cell(str(v)) for v in (
+                g["label"], g["baseline_label"], gain_text(g), g["significant"],
+                published_gain_text(g), g["verdict"])) + " |")
     runs = report.get("training_runs") or {}
     if runs:
         lines += ["", "| trained variant | network | rewards | training games | last "

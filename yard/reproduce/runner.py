@@ -20,6 +20,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from yard.reproduce.gains import gains
 from yard.reproduce.model import (
     Cell,
     Chunk,
@@ -128,6 +129,7 @@ def run_experiment(experiment: Experiment, *, quick: bool = False, games: int | 
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
                        f"Python {platform.python_version()}",
             "plot": experiment.plot, "notes": list(experiment.notes), "cells": rows,
+            "gains": gains(rows),
             "training": training_records(experiment.weights),
             "train_games": train_games, "training_runs": runs}
 
