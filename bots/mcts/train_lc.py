@@ -1,9 +1,10 @@
 """``yard train lc``: learn Location Categorization weights from self-play games.
 
 Plays ``--games`` games of MCTS against MCTS (every enhancement on except LC itself, a
-fixed iteration budget), counts at every detective decision which distance categories were
-possible and which one held Mister X, and writes ``hits / possibilities`` per category for
-the ruleset into ``--out`` (the packaged ``bots/mcts/data/lc_weights.json`` by default).
+fixed iteration budget; ``--mrx`` / ``--detectives`` choose other bots), counts at every
+detective decision which distance categories were possible and which one held Mister X, and
+writes ``hits / possibilities`` per category for the ruleset into ``--out`` (the packaged
+``bots/mcts/data/lc_weights.json`` by default).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def learn(rules_name: str, games: int, seed: int, iterations: int, mrx: str | No
     """
     rules = load_ruleset(rules_name)
     counts = LcCounts()
+
     def side(spec: str | None, game_seed: int) -> Bot:
         if spec is not None:
             return bot_from_spec(spec, game_seed)
