@@ -64,17 +64,3 @@ def gains(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "verdict": judge(published, row["subject"], row["metric"], lo, hi)})
     return out
 
-
-def _points(x: float) -> str:
-    return f"{100 * x:+.1f}"
-
-
-def gain_text(entry: dict[str, Any]) -> str:
-    """``+3.1 points [-0.4, +6.6]``."""
-    lo, hi = entry["ci95"]
-    return f"{_points(entry['gain'])} points [{_points(lo)}, {_points(hi)}]"
-
-
-def published_gain_text(entry: dict[str, Any]) -> str:
-    """The published difference (``+6.4``) or ``-``."""
-    return "-" if entry["published"] is None else _points(entry["published"])

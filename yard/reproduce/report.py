@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from yard.reproduce.gains import gain_text, published_gain_text
-
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
@@ -22,6 +20,21 @@ def measured(row: dict[str, Any]) -> str:
 def published(row: dict[str, Any]) -> str:
     """The published value or ``-``."""
     return "-" if row["published"] is None else _pct(row["published"])
+
+
+def _points(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def gain_text(entry: dict[str, Any]) -> str:
+    """A ``gains`` entry's change: ``+3.1 points [-0.4, +6.6]``."""
+    lo, hi = entry["ci95"]
+    return f"{_points(entry['gain'])} points [{_points(lo)}, {_points(hi)}]"
+
+
+def published_gain_text(entry: dict[str, Any]) -> str:
+    """The published change (``+6.4``) or ``-``."""
+    return "-" if entry["published"] is None else _points(entry["published"])
 
 
 def header(report: dict[str, Any]) -> list[str]:
