@@ -1,7 +1,7 @@
 """Tournament throughput on a local Ray instance: games/s with 1, 2, ... workers.
 
 Each worker count plays its own copy of the same tournament (same bots, seed and pairs)
-through ``server.tournament.cluster.ClusterRun`` (each worker: its own ``yard serve`` and
+through ``tournament.cluster.ClusterRun`` (each worker: its own ``yard serve`` and
 bot processes, games claimed with leases). Ray starts once with as many CPUs as the largest
 worker count; the time per run includes starting its workers' processes, as a real run does.
 
@@ -28,9 +28,9 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import ray  # noqa: E402
 
 from db.store import Database  # noqa: E402
-from server.tournament.cluster import ClusterRun, parse_cluster  # noqa: E402
-from server.tournament.players import resolve_players  # noqa: E402
-from server.tournament.runner import TournamentSpec, create  # noqa: E402
+from tournament.cluster import ClusterRun, parse_cluster  # noqa: E402
+from tournament.players import resolve_players  # noqa: E402
+from tournament.runner import TournamentSpec, create  # noqa: E402
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from db_store import records  # bench/db_store.py, next to this script
 
-from db.cli import record_lines
+from db.exchange import record_lines
 from db.portable import PortableGame, read_lines
 from db.store import Database
 

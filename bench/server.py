@@ -28,7 +28,7 @@ from websockets.asyncio.client import ClientConnection, connect  # noqa: E402
 
 from protocol import StartMatch, TimeControl  # noqa: E402
 from server.admin import AdminClient  # noqa: E402
-from server.processes import start_server  # noqa: E402
+from tournament.processes import start_server  # noqa: E402
 
 
 class RandomClient:

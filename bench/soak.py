@@ -40,7 +40,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus  # noqa: E402
 
 from protocol import OnTimeout, Policy, StartMatch, TimeControl  # noqa: E402
 from server.admin import AdminClient, AdminError  # noqa: E402
-from server.processes import start_server  # noqa: E402
+from tournament.processes import start_server  # noqa: E402
 
 counts: Counter[str] = Counter()
 running_games: set[str] = set()

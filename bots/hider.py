@@ -11,6 +11,8 @@ set, never his station:
   that steps onto a possible station without catching him removes it from the set, as in
   the real game. This is how the sampling search detectives (``alphabeta``, ``mcts``)
   behave: they act on determinizations drawn from the possible set.
+* ``model=mass``: as ``chase``, but each detective steps to minimise its summed distance to
+  the possible set.
 * ``model=random``: every detective plays a uniformly random legal move. On ticket-free
   rulesets (``grid5``) Mister X then plays the move with the highest *exact* survival
   probability to the end of the game (a table over station triples and rounds, filled once
@@ -25,8 +27,8 @@ The search looks ``depth`` rounds ahead (a round is Mister X's move and every de
 reply) and is exact within that horizon: a catch scores 0, surviving the last round 1, and
 a position at the horizon scores a survival estimate in [0, 1] from the distance to the
 nearest detective, the size of the possible set, Mister X's escape squares and the stations
-he reaches first. Values are
-memoised per decision; equal-valued moves are split with ``self.rng`` (seeded).
+he reaches first. Values are memoised per decision; equal-valued moves are split with
+``self.rng`` (seeded).
 
 The model covers ticket-free rulesets on boards of up to 100 stations (``grid5``); with more
 than two detectives it searches one round only. On other rulesets (tickets, London) it
@@ -34,37 +36,13 @@ only scores each legal move's destination with the estimate, from the exact poss
 after the move (:func:`game.belief.after_mrx_move`): legal, fast and much weaker.
 
 Options (defaults in brackets): ``depth`` [3] rounds searched; ``model`` [chase] ``chase``,
-``mass`` (each detective steps to minimise its summed distance to the possible set) or
-``random``; ``epsilon`` [0.05] share of random detective moves in the ``chase``/``mass``
-models; ``blend`` [0] (above; ``blend=1`` wins more against random detectives and less
-against MCTS ones); ``prune`` [0.002] branches below this probability are
-scored by the estimate instead of searched; ``grab`` [0] with ``grab`` > 0 a detective next
-to possible stations steps onto one with probability ``grab`` × (their share of the set);
-``paranoid`` [0] when the possible set has at most this many stations the detectives are
-assumed to play their worst move for him. The estimate: ``w_dist`` [0.8] per step to the
-nearest detective beyond the first (at most 3), ``w_belief`` [0.5] per bit of the possible
-set, ``w_escape`` [0.3] per move out of every detective's reach, ``w_area`` [0.3] per
-station he reaches strictly before every detective, over ``scale`` [2]:
-``1 - 0.9 exp(-score / scale)``.
-
-Options aimed at ``mcts`` detectives (all off by default: none measured better than the
-defaults against them, docs/reproductions.md "Strength gaps"): ``mix`` [false] on a hidden
-move where a detective could step onto one of his destinations, draw the move from the
-equilibrium of the guessing game (his moves × the destinations the detectives' joint
-replies cover; :func:`_maximin`) instead of always the best-valued one; ``cover`` [0] multiply
-the value of a reveal on a station the detectives can box in (a joint reply after which
-every move he has is next to a detective) by ``1 - cover``; ``lc`` [false] the model's
-detectives steer for possible stations as Location Categorization samples them, and the
-belief term scores his own station's share; ``live`` [false] on bipartite boards the
-estimate's distance and escape terms ignore detectives at the wrong parity (they can block
-him, never step onto him); ``setup`` [false] a detective who has just seen him steps,
-among its steps towards him, to the one next to most of his exits; ``extend`` [false] a
-horizon right after a reveal is searched one round deeper; ``w_surv`` [0] estimate weight
-per round he would last against detectives that see him (an exact table,
-:func:`_full_info`).
-
-Tuned on grid5 against ``alphabeta:depth=4`` and ``mcts:profile=tuned`` detectives (seeds
-700,000+ and 900,000+); measured on seeds 100,000+ (bench/RESULTS.md).
+``mass`` or ``random``; ``epsilon`` [0.05] share of random detective moves in the
+``chase``/``mass`` models; ``blend`` [0] (above); ``prune`` [0.002] branches below this
+probability are scored by the estimate instead of searched. The estimate: ``w_dist`` [0.8]
+per step to the nearest detective beyond the first (at most 3), ``w_belief`` [0.5] per bit
+of the possible set, ``w_escape`` [0.3] per move out of every detective's reach, ``w_area``
+[0.3] per station he reaches strictly before every detective, over ``scale`` [2]:
+``1 - 0.9 exp(-score / scale)``. Measured strength: docs/reproductions.md "Strength gaps".
 
 >>> from game import new_game
 >>> state = new_game("grid5", seed=3)

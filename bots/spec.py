@@ -33,15 +33,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import click
 
 from game.errors import YardError
 
-__all__ = ["BOT_OPTION", "BOT_SPEC", "BOT_SPEC_LIST", "OPTION_PAIR", "BotSpec", "BotSpecError",
-           "merge_options", "parse_option_pairs", "parse_spec", "parse_spec_list",
-           "split_spec_list"]
+__all__ = ["BotSpec", "BotSpecError", "merge_options", "parse_option_pairs", "parse_spec",
+           "parse_spec_list", "split_spec_list"]
 
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
@@ -153,72 +149,6 @@ def split_spec_list(text: str) -> list[str]:
         else:
             raise BotSpecError(f"bot list {text!r}: empty bot name")
     return [item.strip() for item in items]
-
-
-class BotSpecType(click.ParamType):  # type: ignore[type-arg]
-    """A click parameter holding one :class:`BotSpec`."""
-
-    name = "bot_spec"
-
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> BotSpec:
-        if isinstance(value, BotSpec):
-            return value
-        try:
-            spec = parse_spec(str(value))
-        except BotSpecError as exc:
-            raise _in_param(exc, param) from None
-        if self.needs_options and not spec.options:
-            raise _in_param(BotSpecError(f"{value!r} must look like BOT:key=value"), param)
-        return spec
-
-    def __init__(self, needs_options: bool = False) -> None:
-        self.needs_options = needs_options
-
-
-def _in_param(exc: BotSpecError, param: click.Parameter | None) -> BotSpecError:
-    """Grammar errors stay :class:`BotSpecError` (the CLI prints one ``error:`` line and
-    exits 2), prefixed with the option they came from."""
-    opts = getattr(param, "opts", None)
-    return BotSpecError(f"{opts[0]}: {exc}" if opts else str(exc))
-
-
-class BotSpecListType(click.ParamType):  # type: ignore[type-arg]
-    """A click parameter holding a comma-separated list of :class:`BotSpec`."""
-
-    name = "bot_spec_list"
-
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> list[BotSpec]:
-        if isinstance(value, list):
-            return value
-        try:
-            return parse_spec_list(str(value))
-        except BotSpecError as exc:
-            raise _in_param(exc, param) from None
-
-
-class OptionPairType(click.ParamType):  # type: ignore[type-arg]
-    """A click parameter holding one ``key=value`` option as a ``(key, value)`` pair."""
-
-    name = "key=value"
-
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> tuple[str, str]:
-        if isinstance(value, tuple):
-            return value
-        try:
-            ((key, val),) = parse_option_pairs([str(value)]).items()
-        except BotSpecError as exc:
-            raise _in_param(exc, param) from None
-        return key, val
-
-
-BOT_SPEC = BotSpecType()
-BOT_OPTION = BotSpecType(needs_options=True)
-"""``BOT:key=value[,key=value]``: options for one bot (``--option``, ``--bot-option``)."""
-BOT_SPEC_LIST = BotSpecListType()
-OPTION_PAIR = OptionPairType()
 
 
 def merge_options(specs: Iterable[BotSpec]) -> dict[str, dict[str, str]]:

@@ -5,7 +5,8 @@
   ``load_game``, ``list_games``, ``results``, tournaments and their schedules.
 * :mod:`db.migrations` — the ``schema_version`` table and ordered migrations.
 * :mod:`db.engine` — engine creation (SQLite WAL, foreign keys, busy timeout), default URL.
-* :mod:`db.replay`, :mod:`db.cli` — ``yard replay`` and ``yard games``.
+* :mod:`db.replay` — a stored game move by move (``yard replay``).
+* :mod:`db.exchange` — stored games as self-contained records and record files read back.
 * :mod:`db.build` — a :class:`db.records.GameRecord` from an in-process engine game.
 
 Importing :mod:`db` or :mod:`db.records` does not load SQLAlchemy.

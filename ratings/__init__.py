@@ -1,7 +1,7 @@
 """Ratings: Elo by maximum likelihood with a Mister X advantage and per-role ratings,
 bootstrap intervals over role-swapped pairs, win-rate matrices, and their views.
 
-Pure functions over :class:`GameOutcome` values; only :mod:`ratings.cli` reads the
+Pure functions over :class:`GameOutcome` values; the commands in :mod:`yard.cli.ratings` read the
 database. The tournament runner calls ``ratings.leaderboard.leaderboard`` and
 ``ratings.matrix.win_rate_matrix`` and prints them with :mod:`ratings.render` (the function
 ``leaderboard`` is not re-exported here, so it cannot shadow its module).

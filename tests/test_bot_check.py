@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from server.botcheck import EXTRA_KEY, Mode, Observer
+from tournament.botcheck import EXTRA_KEY, Mode, Observer
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 ROOT = Path(__file__).resolve().parent.parent

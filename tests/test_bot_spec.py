@@ -13,9 +13,6 @@ from click.testing import CliRunner
 
 from bots.registry import UnknownBotError, bot_class, bot_from_spec, default_name
 from bots.spec import (
-    BOT_SPEC,
-    BOT_SPEC_LIST,
-    OPTION_PAIR,
     BotSpec,
     BotSpecError,
     parse_option_pairs,
@@ -23,6 +20,7 @@ from bots.spec import (
     parse_spec_list,
     split_spec_list,
 )
+from yard.cli.options import BOT_SPEC, BOT_SPEC_LIST, OPTION_PAIR
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -1,4 +1,4 @@
-"""Tournaments on a Ray cluster (server/tournament/cluster.py): a local Ray instance with 2
+"""Tournaments on a Ray cluster (tournament/cluster.py): a local Ray instance with 2
 CPUs (one per module) and the throwaway PostgreSQL server (``.ci/postgres start``). Under
 CI (CI=true) a missing Ray or PostgreSQL is a failure, never a skip; locally without
 YARD_TEST_POSTGRES_URL the Ray/PostgreSQL tests are not collected (like
@@ -27,17 +27,17 @@ from db.models import GameRow, ScheduledGameRow
 from db.store import Database
 from game import Outcome, Termination
 from ratings.sprt import Decision, SprtSpec
-from server.engines import parse_engine
-from server.tournament.cluster import (
+from tournament.engines import parse_engine
+from tournament.cluster import (
     ClaimingRunner,
     ClusterError,
     ClusterRun,
     check_database,
     parse_cluster,
 )
-from server.tournament.players import resolve_players
-from server.tournament.runner import TournamentSpec, create
-from server.tournament.sprt import SprtMonitor, sprt_state, stored_sprt_state
+from tournament.players import resolve_players
+from tournament.runner import TournamentSpec, create
+from tournament.sprt import SprtMonitor, sprt_state, stored_sprt_state
 
 POSTGRES_URL = os.environ.get("YARD_TEST_POSTGRES_URL")
 HAVE_RAY = importlib.util.find_spec("ray") is not None
@@ -300,7 +300,7 @@ def test_a_worker_whose_game_was_stored_by_another_drops_its_copy_and_goes_on(
 
     thief = threading.Thread(target=other_worker)
     thief.start()
-    with caplog.at_level(logging.WARNING, logger="server.tournament.cluster"):
+    with caplog.at_level(logging.WARNING, logger="tournament.cluster"):
         progress = asyncio.run(runner.run())
     thief.join(60)
     assert taken["index"] == 0 and runner.duplicates == 1

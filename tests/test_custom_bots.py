@@ -13,7 +13,7 @@ from pathlib import Path
 
 from db.store import Database
 from game import Termination
-from server.engines import Engine, EngineError, join_engine_args, parse_engine
+from tournament.engines import Engine, EngineError, join_engine_args, parse_engine
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -520,7 +520,7 @@ def test_turn_record_defaults() -> None:
 
 def test_layering_of_db_imports() -> None:
     code = ("import sys, db.records; light = 'sqlalchemy' not in sys.modules; "
-            "import db.store, db.cli; "
+            "import db.store, db.exchange; "
             "print(light, sorted(m for m in ('bots', 'server', 'torch', 'websockets') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -531,7 +531,7 @@ def test_layering_of_db_imports() -> None:
 def test_aborted_game_keeps_its_schedule_entry_pending(tmp_path: Path) -> None:
     """A game aborted by a shutdown was not played: a resume must play it again."""
     from game import Outcome, Termination
-    from server.tournament.schedule import make_schedule
+    from tournament.schedule import make_schedule
 
     db = Database.connect(f"sqlite:///{tmp_path / 'a.db'}")
     tid = db.create_tournament({"rules": "grid5"})

@@ -16,6 +16,7 @@ from bots.dqn.features import (
     observe,
 )
 from game import Move, State, Ticket, load_ruleset, new_game
+from game.belief import step
 
 
 def _play_until_hidden(rules: str, seed: int) -> State:
@@ -126,16 +127,14 @@ def _with_log(state: State, reveal_at: int, hidden_moves: int,
               detectives: tuple[int, int]) -> State:
     """A grid5 state whose log reveals ``reveal_at`` at slot 3, then ``hidden_moves`` taxi
     moves; detective 1 to move; the possible set as the engine computes it."""
-    from game.belief import step
-
     rules = state.rules
     log: list[tuple[Ticket, int]] = [(Ticket.TAXI, s) for s in (7, 8, reveal_at)]
     possible = frozenset((reveal_at,))
     for _ in range(hidden_moves):
         possible = step(rules, possible, Ticket.TAXI, detectives)
         log.append((Ticket.TAXI, reveal_at))
-    return State._make(rules, (reveal_at, *detectives), state.tickets, tuple(log), 1,
-                       belief=possible)
+    return State.from_position(rules, (reveal_at, *detectives), state.tickets, tuple(log), 1,
+                               possible)
 
 
 def test_graph_shapes() -> None:
@@ -170,5 +169,5 @@ def test_detective_input_ignores_hidden_mrx_station(rules: str, version: int) ->
 
 def _moved(state: State, mrx: int, to_move: int) -> State:
     """``state`` with Mister X on ``mrx`` and ``to_move`` to play; same public information."""
-    return State._make(state.rules, (mrx, *state.detective_stations), state.tickets,
-                       state.log, to_move, belief=state.possible_locations())
+    return State.from_position(state.rules, (mrx, *state.detective_stations), state.tickets,
+                               state.log, to_move, state.possible_locations())

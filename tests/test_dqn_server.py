@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from db.store import Database
-from server.processes import Child, start_bot, start_server, yard_argv
+from tournament.processes import Child, start_bot, start_server, yard_argv
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 

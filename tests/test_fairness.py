@@ -18,14 +18,14 @@ from rich.console import Console
 
 from db.store import Database
 from server.admin import AdminClient
-from server.processes import ProcessError, start_server
-from server.tournament.pool import (
+from tournament.processes import ProcessError, start_server
+from tournament.pool import (
     BotLaunch,
     BotPool,
     default_concurrency,
     oversubscription,
 )
-from server.tournament.report import tournament_report
+from tournament.report import tournament_report
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]

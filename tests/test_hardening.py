@@ -513,7 +513,7 @@ def test_serve_loop_choice_is_checked() -> None:
     ``auto`` falls back to asyncio."""
     import asyncio as asyncio_module
 
-    from server.cli import ServerConfigError, event_loop_runner
+    from server.run import ServerConfigError, event_loop_runner
 
     assert event_loop_runner("asyncio") is asyncio_module.run
     try:

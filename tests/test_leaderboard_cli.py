@@ -19,7 +19,7 @@ from bots.registry import make_bot
 from db.build import record_from_moves
 from db.store import Database
 from game import Outcome, Termination, Winner
-from server.tournament.schedule import make_schedule, mrx_bot, team_members
+from tournament.schedule import make_schedule, mrx_bot, team_members
 
 YARD = str(Path(sys.executable).with_name("yard"))
 BOTS = ["random", "greedy", "greedy+random"]

@@ -22,7 +22,7 @@ from game import (
     new_game,
 )
 from game.rules import BUILTIN
-from server.tournament.schedule import make_schedule
+from tournament.schedule import make_schedule
 
 
 def play(state: State, *moves: str) -> State:

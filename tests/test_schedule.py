@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.tournament.schedule import (
+from tournament.schedule import (
     Format,
     ScheduleError,
     bots_of,

@@ -19,8 +19,8 @@ from bots.spec import parse_spec
 from db.store import Database
 from game import Move, Termination, Winner, from_text
 from ratings.outcomes import from_results
-from server import processes
-from server.engines import spec_engine, start_engine
+from tournament import processes
+from tournament.engines import spec_engine, start_engine
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
@@ -277,7 +277,7 @@ def test_concurrency_is_checked_before_anything_is_stored(tmp_path: Path) -> Non
 def test_runner_uses_the_bot_checks_it_is_given(tmp_path: Path) -> None:
     """`yard tournament run` checks the bots once and hands the answer to the runner,
     which then starts no second `yard bots --json` (what it was given is what it uses)."""
-    from server.tournament.runner import BuiltinBot, TournamentRunner, TournamentSpec, create
+    from tournament.runner import BuiltinBot, TournamentRunner, TournamentSpec, create
 
     url = db_url(tmp_path)
     db = Database.connect(url)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import gc
 from dataclasses import fields
 
-from game import DetectiveView, Move, MrXView, State, from_text, new_game
-from game.views import rules_from_definition, state_from_view, view_from_dict
+from game import DetectiveView, Move, MrXView, State, from_text, new_game, state_from_view
+from game.views import rules_from_definition, view_from_dict
 
 START = "rules=classic turn=mrx mrx=104:4.3.3.5.2 det=117:10.8.4,1:10.8.4"
 

@@ -1,4 +1,4 @@
-"""``yard train lc``: learn Location Categorization weights from self-play games.
+"""Learn Location Categorization weights from self-play games.
 
 Plays ``--games`` games of MCTS against MCTS (every enhancement on except LC itself, a
 fixed iteration budget; ``--mrx`` / ``--detectives`` choose other bots), counts at every
@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-
-import click
 
 from bots.arena import GameResult, play_game
 from bots.base import Bot
@@ -58,31 +56,18 @@ def _default_out() -> Path:
     return Path(str(resources.files("bots.mcts").joinpath("data", DEFAULT_FILE)))
 
 
-@click.command("lc")
-@click.option("--rules", "rules_name", default="classic", show_default=True,
-              help="Ruleset to learn weights for.")
-@click.option("--games", default=200, show_default=True, type=click.IntRange(1),
-              help="Self-play games.")
-@click.option("--seed", default=1, show_default=True, help="Seed of the first game.")
-@click.option("--iterations", default=100, show_default=True, type=click.IntRange(1),
-              help="MCTS iterations per move in self-play.")
-@click.option("--mrx", "mrx_spec", default=None, metavar="SPEC",
-              help="Mister X's bot spec (default: tuned MCTS at --iterations), e.g. "
-                   "'mcts:iterations=1000,time=0' to learn how that bot hides.")
-@click.option("--detectives", "detectives_spec", default=None, metavar="SPEC",
-              help="The detectives' bot spec (default: tuned MCTS at --iterations).")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Weights file to write or update (default: the packaged file).")
-def lc(rules_name: str, games: int, seed: int, iterations: int, mrx_spec: str | None,
-       detectives_spec: str | None, out: Path | None) -> None:
-    """Learn MCTS location-categorization weights from self-play logs."""
-    for spec in (mrx_spec, detectives_spec):
+def learn_and_save(rules_name: str, games: int, seed: int, iterations: int,
+                   mrx: str | None = None, detectives: str | None = None,
+                   out: Path | None = None) -> tuple[Path, LcCounts]:
+    """:func:`learn`, then write the weights into ``out`` (default: the packaged file) with
+    how they were learned; returns the file and the counts. A bad bot spec fails before
+    any game is played."""
+    for spec in (mrx, detectives):
         if spec is not None:
-            bot_from_spec(spec, 0)  # a bad spec fails here, in one line, before any game
-    counts = learn(rules_name, games, seed, iterations, mrx_spec, detectives_spec)
+            bot_from_spec(spec, 0)
+    counts = learn(rules_name, games, seed, iterations, mrx, detectives)
     target = out or _default_out()
     meta: dict[str, object] = {"games": games, "seed": seed, "iterations": iterations}
-    meta.update({k: v for k, v in (("mrx", mrx_spec), ("detectives", detectives_spec)) if v})
+    meta.update({k: v for k, v in (("mrx", mrx), ("detectives", detectives)) if v})
     save_weights(target, load_ruleset(rules_name).name, counts, meta)
-    weights = ", ".join(f"{w:.3f}" for w in counts.weights())
-    click.echo(f"{rules_name}: {games} games, weights (1, 2, 3, 4, 5+) = {weights} -> {target}")
+    return target, counts

@@ -20,14 +20,12 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from bots.spec import BOT_OPTION, BotSpec
-from db.cli import db_option
+from bots.spec import BotSpec
 from db.records import ScheduledGame
 from db.store import Database
 from game import Outcome
 from ratings.sprt import DEFAULT_MAX_PAIRS, SprtError, SprtSpec, SprtState
-from server.engines import ENGINE, ENGINE_HELP, Engine, EngineCommand
-from server.tournament.cluster import (
+from tournament.cluster import (
     ClusterAddress,
     ClusterError,
     ClusterRun,
@@ -35,30 +33,34 @@ from server.tournament.cluster import (
     cluster_session,
     parse_cluster,
 )
-from server.tournament.players import resolve_players
-from server.tournament.report import leader_line, tournament_report
-from server.tournament.runner import (
+from tournament.engines import Engine
+from tournament.players import resolve_players
+from tournament.report import leader_line, tournament_report
+from tournament.runner import (
     BuiltinBot,
     TournamentRunner,
     TournamentSpec,
     bot_infos,
     create,
 )
-from server.tournament.runner import (
+from tournament.runner import (
     Progress as RunProgress,
 )
-from server.tournament.schedule import Format
+from tournament.schedule import Format
+from yard.cli.options import (
+    BOT_OPTION,
+    EngineCommand,
+    cluster_option,
+    db_option,
+    engine_option,
+    json_option,
+    log_option,
+    rules_option,
+)
 
 CONCURRENCY_HELP = ("Games played at once; each game slot gets its own bot processes. "
                     "Default: one game per core (a game computes one move at a time), "
                     "fewer for bots whose moves use several cores.")
-
-CLUSTER_HELP = ("Play on a Ray cluster: auto (the cluster `ray start` joined), "
-                "ray://HOST:PORT, or local[:N] (a local Ray instance with N CPUs). Each "
-                "worker runs its own server and bots; games are claimed from the shared "
-                "database with a lease (PostgreSQL when workers are on other machines). "
-                "--concurrency is then the number of workers. Needs the cluster extra.")
-
 
 def cluster_options(command: Any) -> Any:
     """``--cluster`` and ``--lease-time`` (shared by run and resume)."""
@@ -66,14 +68,7 @@ def cluster_options(command: Any) -> Any:
                            show_default=True,
                            help="With --cluster: seconds a worker holds a game without "
                            "renewing it (a dead worker's game returns after this).")(command)
-    return click.option("--cluster", "cluster_text", metavar="ADDRESS",
-                        help=CLUSTER_HELP)(command)
-
-
-log_option = click.option(
-    "--log", "child_log", type=click.Path(dir_okay=False, path_type=Path),
-    help="File for the output of the local server and bot processes (appended; "
-    "default: yard-tournament-ID.log in the temp directory).")
+    return cluster_option()(command)
 
 
 @click.group()
@@ -82,13 +77,12 @@ def tournament() -> None:
 
 
 @tournament.command("run", cls=EngineCommand)
-@click.option("--rules", required=True, help="Ruleset name or .toml file.")
+@rules_option(required=True)
 @click.option("--bots", required=True,
               help="Comma-separated players: bot specs (built-in or installed bots, "
               "file.py:Class, --engine names, with options: mcts:iterations=200); a "
               "detective team is written a+b, Mister X and his detectives x/team.")
-@click.option("--engine", "engines", multiple=True, type=ENGINE, metavar="KEY=VALUE...",
-              help=ENGINE_HELP)
+@engine_option
 @click.option("--format", "fmt", type=click.Choice([f.value for f in Format]),
               default=Format.ROUND_ROBIN.value, show_default=True)
 @click.option("--pairs", type=click.IntRange(min=1), default=None,
@@ -114,7 +108,7 @@ def tournament() -> None:
               metavar="BOT:KEY=VALUE", help="Option for one bot, e.g. mcts:iterations=500.")
 @click.option("--server", "server_url", help="Use a running server (custom bots allowed).")
 @click.option("--admin-token", help="Admin token of that server.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
+@json_option("Print one JSON object at the end.")
 @cluster_options
 @log_option
 @db_option
@@ -162,7 +156,7 @@ def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int
 @click.option("--concurrency", type=click.IntRange(min=1), help=CONCURRENCY_HELP)
 @click.option("--server", "server_url", help="Use a running server.")
 @click.option("--admin-token", help="Admin token of that server.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
+@json_option("Print one JSON object at the end.")
 @cluster_options
 @log_option
 @db_option
@@ -182,7 +176,7 @@ def resume(tournament_id: str, concurrency: int | None, server_url: str | None,
 
 
 @tournament.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@json_option("Print as JSON.")
 @db_option
 def list_(as_json: bool, db_url: str) -> None:
     """Stored tournaments with how much of each schedule has been played."""

@@ -18,8 +18,9 @@ import click
 from bots.arena import GameResult, Summary, play_many, wilson_interval
 from bots.base import Bot, require_role
 from bots.registry import BotOptionError, bot_from_spec
-from bots.spec import BOT_OPTION, BOT_SPEC, BOT_SPEC_LIST, BotSpec, merge_options
+from bots.spec import BotSpec, merge_options
 from game.rules import Ruleset, load_ruleset
+from yard.cli.options import BOT_OPTION, BOT_SPEC, BOT_SPEC_LIST, json_option
 
 ProgressFn = Callable[[int, GameResult], None]
 
@@ -94,7 +95,7 @@ def progress_bar(games: int, enabled: bool) -> Iterator[ProgressFn | None]:
 @click.option("--option", "option_specs", multiple=True, type=BOT_OPTION,
               metavar="BOT:KEY=VALUE", help="A bot option, e.g. mcts:iterations=200 "
               "(repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option("Print one JSON object.")
 def play(rules_spec: str, mrx_spec: BotSpec, det_specs: list[BotSpec], games: int, seed: int,
          option_specs: tuple[BotSpec, ...], as_json: bool) -> None:
     """Play GAMES games in-process and print who won, how long games took and how fast."""

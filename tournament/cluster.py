@@ -1,7 +1,7 @@
 """Play a stored tournament schedule on a Ray cluster (``yard tournament run --cluster``).
 
 Each worker is a Ray actor that runs the ordinary runner code path on its node
-(:class:`ClaimingRunner`, a :class:`~server.tournament.runner.TournamentRunner`): its own
+(:class:`ClaimingRunner`, a :class:`~tournament.runner.TournamentRunner`): its own
 ``yard serve`` and bot processes, one game slot. Instead of a fixed list of pending games
 it claims games one at a time from the shared database with a lease
 (:meth:`db.store.Database.claim`, ``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL),
@@ -20,7 +20,7 @@ no new game (those running finish, as on one machine).
 
 Each worker declares the CPUs one game needs (the most cores one move of the tournament's
 bots uses, one for time-based bots), so Ray never runs more games on a node than it has
-cores for: the fairness rule of :mod:`server.tournament.pool`.
+cores for: the fairness rule of :mod:`tournament.pool`.
 
 Ray is an optional extra (``pip install -e '.[cluster]'``); it is imported only here and
 only when a cluster run starts.
@@ -46,8 +46,8 @@ from db.records import ScheduledGame
 from db.store import Database
 from protocol import ErrorCode
 from server.admin import AdminClient, AdminError
-from server.tournament.runner import Progress, TournamentRunError, TournamentRunner
-from server.tournament.sprt import SprtMonitor, record_state, sprt_state
+from tournament.runner import Progress, TournamentRunError, TournamentRunner
+from tournament.sprt import SprtMonitor, record_state, sprt_state
 
 log = logging.getLogger(__name__)
 

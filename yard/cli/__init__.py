@@ -1,4 +1,5 @@
-"""The ``yard`` command. Subcommands are imported lazily so ``yard rules`` never loads torch.
+"""The ``yard`` command: the only package that imports click. Subcommands are imported
+lazily, so ``yard rules`` never loads torch.
 
 Each entry of :data:`COMMANDS` maps a subcommand name to ``module:attribute`` of a click
 command or group. User mistakes (a :class:`game.YardError`, or a bad option caught by
@@ -16,39 +17,38 @@ import click
 from game.errors import YardError
 
 COMMANDS: dict[str, str] = {
-    "rules": "yard.commands.rules:rules",
-    "play": "yard.commands.play:play",
-    "bench": "yard.commands.bench:bench",
-    "serve": "server.cli:serve",
-    "web": "server.web.cli:web",
-    "match": "server.cli:match",
-    "bot": "bots.cli:bot",
-    "bots": "bots.cli:list_bots",
-    "bot-check": "server.botcheck:bot_check",
-    "games": "db.cli:games",
-    "replay": "db.cli:replay",
-    "import": "db.cli:import_records",
-    "tournament": "server.tournament_cli:tournament",
-    "sprt": "server.sprt_cli:sprt",
-    "leaderboard": "ratings.cli:leaderboard",
-    "matrix": "ratings.cli:matrix",
-    "export": "ratings.cli:export",
-    "train": "yard.commands.train:train",
-    "reproduce": "yard.commands.reproduce:reproduce",
+    "rules": "yard.cli.rules:rules",
+    "play": "yard.cli.play:play",
+    "bench": "yard.cli.bench:bench",
+    "serve": "yard.cli.serve:serve",
+    "web": "yard.cli.web:web",
+    "match": "yard.cli.serve:match",
+    "bot": "yard.cli.bots:bot",
+    "bots": "yard.cli.bots:list_bots",
+    "bot-check": "yard.cli.botcheck:bot_check",
+    "games": "yard.cli.records:games",
+    "replay": "yard.cli.records:replay",
+    "import": "yard.cli.records:import_records",
+    "tournament": "yard.cli.tournament:tournament",
+    "sprt": "yard.cli.sprt:sprt",
+    "leaderboard": "yard.cli.ratings:leaderboard",
+    "matrix": "yard.cli.ratings:matrix",
+    "export": "yard.cli.ratings:export",
+    "train": "yard.cli.train:train",
+    "reproduce": "yard.cli.reproduce:reproduce",
 }
 
 
 class LazyGroup(click.Group):
     """A click group that imports a subcommand's module only when it is used.
 
-    ``lazy_commands`` maps names to ``module:attribute``; a module that does not exist (a
-    package not built into this install) hides its command instead of failing.
+    ``lazy_commands`` maps names to ``module:attribute`` of a click command.
     """
 
     lazy_commands: dict[str, str] = COMMANDS
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name in self.lazy_commands if self._load(name) is not None)
+        return sorted(self.lazy_commands)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return self._load(cmd_name)
@@ -58,13 +58,7 @@ class LazyGroup(click.Group):
         if target is None:
             return None
         module_name, _, attr = target.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name and module_name.startswith(exc.name):
-                return None  # not built yet
-            raise
-        command: click.Command | None = getattr(module, attr, None)
+        command: click.Command = getattr(importlib.import_module(module_name), attr)
         return command
 
 

@@ -2,7 +2,7 @@
 options and engines.
 
 A player is ``BOT``, a detective team ``a+b``, or ``x/team`` (see
-:mod:`server.tournament.schedule`); each ``BOT`` is a bot spec (:mod:`bots.spec`): a built-in
+:mod:`tournament.schedule`); each ``BOT`` is a bot spec (:mod:`bots.spec`): a built-in
 or installed bot, a class ``file.py:Class`` / ``package.module:Class``, or the name of an
 ``--engine``, with inline options (``mcts:iterations=200``). ``+`` and ``/`` split players
 first, so a class whose path contains ``/`` is registered with
@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from bots.spec import BotSpec, BotSpecError, parse_spec, split_spec_list
-from server.engines import Engine, EngineError, engine_table, spec_engine
+from tournament.engines import Engine, EngineError, engine_table, spec_engine
 
 MAX_NAME = 64
 """Longest bot name a server keeps; longer names must be registered with ``--engine``."""

@@ -30,6 +30,7 @@ import click
 
 from game import Move, State, new_game
 from game.rules import Ruleset, load_ruleset
+from yard.cli.options import json_option
 
 TIME_CHECK_EVERY = 64
 
@@ -146,7 +147,7 @@ def bench() -> None:
               help="Ruleset name or .toml path.")
 @click.option("--seconds", default=5.0, show_default=True, type=click.FloatRange(min=0.1),
               help="Total measuring time.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option("Print one JSON object.")
 def engine(rules_spec: str, seconds: float, as_json: bool) -> None:
     """Legal-move generations/s, moves/s and random games/s of the rules engine."""
     report = measure(load_ruleset(rules_spec), seconds)

@@ -27,6 +27,7 @@ from typing import Any
 
 import click
 
+from yard.cli.options import json_option
 from yard.reproduce import EXPERIMENTS, ReproduceError, run_experiment
 from yard.reproduce.merging import load_report, merge_reports
 from yard.reproduce.progress import ProgressLine
@@ -51,7 +52,7 @@ from yard.reproduce.runner import cell_games
 @click.option("--iterations", type=click.IntRange(min=1), default=None,
               help="Every MCTS bot searches this many iterations per move (a budget between "
               "--quick and the published one; the table says so).")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option("Print the report as JSON.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the table (Markdown + JSON) and its plot (PNG) here.")
 @click.option("--merge", "merge_files", multiple=True,

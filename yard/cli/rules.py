@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from game.rules import Ruleset, builtin_rulesets, load_ruleset
+from yard.cli.options import json_option
 
 
 def _tickets(counts: dict[str, int] | None) -> str:
@@ -55,7 +56,7 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
 
 @click.command()
 @click.argument("paths", nargs=-1)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON array instead of a table.")
+@json_option("Print one JSON array instead of a table.")
 def rules(paths: tuple[str, ...], as_json: bool) -> None:
     """List the built-in rulesets, or the rulesets in the given .toml PATHS."""
     rulesets = [load_ruleset(p) for p in paths] if paths else builtin_rulesets()

@@ -32,7 +32,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import click
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -40,7 +39,7 @@ from websockets.exceptions import ConnectionClosed
 from bots.base import Bot
 from bots.client import BotClient
 from bots.registry import bot_class, default_name
-from bots.spec import BOT_SPEC, BotSpec
+from bots.spec import BotSpec
 from db.records import GameRecord
 from game import MRX, Move, Termination, Ticket, View, load_ruleset
 from game.errors import YardError
@@ -50,18 +49,15 @@ from protocol.messages import MatchResult
 from server.admin import AdminClient, AdminError
 from server.app import MatchServer
 from server.core import ServerConfig
-from server.engines import (
-    ENGINE,
-    ENGINE_HELP,
+from tournament.engines import (
     ROLES,
     Engine,
-    EngineCommand,
     EngineError,
     engine_table,
     spec_engine,
     start_engine,
 )
-from server.processes import Child, ProcessError
+from tournament.processes import Child, ProcessError
 
 REFERENCE = "yard-reference"
 EXTRA_KEY = "x_yard_check"
@@ -577,29 +573,42 @@ async def _wait(proxy: Proxy, cond: Callable[[], bool], timeout: float) -> bool:
     return True
 
 
-@click.command("bot-check", cls=EngineCommand)
-@click.argument("spec", metavar="BOT_SPEC", type=BOT_SPEC)
-@click.option("--engine", "engines", multiple=True, type=ENGINE, metavar="KEY=VALUE...",
-              help=ENGINE_HELP)
-@click.option("--rules", "rules", help="Comma-separated rulesets to check (default: those "
-              "the bot claims, else every built-in one).")
-@click.option("--seed", default=1, show_default=True, help="Seed of every check game.")
-@click.option("--move-time", default=5.0, show_default=True, type=click.FloatRange(0.05),
-              help="Seconds per move in the ordinary games.")
-@click.option("--deadline", default=1.0, show_default=True, type=click.FloatRange(0.01),
-              help="Seconds per move in the deadline check.")
-@click.option("--grace", default=3.0, show_default=True, type=click.FloatRange(0.1),
-              help="Seconds the bot has to resume a dropped connection.")
-@click.option("--log", "log", type=click.Path(dir_okay=False, path_type=Path),
-              help="File for the bot's output (default: a temp file, printed on failure).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def bot_check(spec: BotSpec, engines: tuple[Engine, ...], rules: str | None, seed: int,
-              move_time: float, deadline: float, grace: float, log: Path | None,
-              as_json: bool) -> None:
-    """Check that BOT_SPEC (a bot spec or an --engine name) plays by the protocol: legal
-    games in both roles on each ruleset it claims, double and secret moves, a dropped
-    connection it must resume, a deadline, unknown message fields. Exit 1 on a failure."""
-    table = engine_table(list(engines))
+@dataclass
+class BotCheckRun:
+    """The outcome of :func:`check_bot`: which engine was checked, on what, and each check."""
+
+    engine: Engine
+    claims: Claims
+    checks: list[Check]
+    log: Path
+    seconds: float
+
+    @property
+    def passed(self) -> bool:
+        return all(c.status != "fail" for c in self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``yard bot-check --json`` object."""
+        return {"bot": self.engine.name, "passed": self.passed, "rules": self.claims.rules,
+                "roles": self.claims.roles, "seconds": round(self.seconds, 1),
+                "checks": [asdict(c) for c in self.checks], "log": str(self.log)}
+
+    def summary(self) -> str:
+        """The last line of the text report."""
+        verdict = "passed" if self.passed else "FAILED"
+        return (f"{self.engine.name}: {verdict} "
+                f"({sum(c.status == 'pass' for c in self.checks)} passed, "
+                f"{sum(c.status == 'fail' for c in self.checks)} failed, "
+                f"{sum(c.status == 'skip' for c in self.checks)} skipped in "
+                f"{self.seconds:.1f} s); bot output: {self.log}")
+
+
+def check_bot(spec: BotSpec, engines: list[Engine], rules: str | None = None, seed: int = 1,
+              move_time: float = 5.0, deadline: float = 1.0, grace: float = 3.0,
+              log: Path | None = None) -> BotCheckRun:
+    """Run the battery on ``spec`` (a bot spec, or the name of one of ``engines``) for the
+    comma-separated ``rules`` (default: those the bot claims, else every built-in one)."""
+    table = engine_table(engines)
     if spec.ref in table:
         if spec.options:
             raise BotCheckError(f"give options of engine {spec.ref!r} in its --engine "
@@ -619,19 +628,4 @@ def bot_check(spec: BotSpec, engines: tuple[Engine, ...], rules: str | None, see
                       grace=grace, log=log)
     started = time.monotonic()
     checks = asyncio.run(battery.run())
-    passed = all(c.status != "fail" for c in checks)
-    if as_json:
-        click.echo(json.dumps({"bot": engine.name, "passed": passed,
-                               "rules": claims.rules, "roles": claims.roles,
-                               "seconds": round(time.monotonic() - started, 1),
-                               "checks": [asdict(c) for c in checks], "log": str(log)}))
-    else:
-        for check in checks:
-            click.echo(check.line())
-        verdict = "passed" if passed else "FAILED"
-        click.echo(f"{engine.name}: {verdict} ({sum(c.status == 'pass' for c in checks)} "
-                   f"passed, {sum(c.status == 'fail' for c in checks)} failed, "
-                   f"{sum(c.status == 'skip' for c in checks)} skipped in "
-                   f"{time.monotonic() - started:.1f} s); bot output: {log}")
-    if not passed:
-        raise SystemExit(1)
+    return BotCheckRun(engine, claims, checks, log, time.monotonic() - started)

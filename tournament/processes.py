@@ -4,7 +4,7 @@ Readiness comes from the child's first stdout line (``listening on ws://...`` fr
 server, ``connected ...`` from ``yard bot``) or, for a bot given as a command, from the
 server listing it as connected, so callers never sleep-and-hope. Used by ``yard match``
 without ``--server``, by the tournament runner and by ``yard bot-check``;
-:mod:`server.engines` turns a bot spec into the command line.
+:mod:`tournament.engines` turns a bot spec into the command line.
 """
 
 from __future__ import annotations
@@ -152,6 +152,6 @@ async def start_server(db_url: str, *extra: str,
 
 async def start_bot(name: str, url: str, *extra: str, stderr_log: Path | None = None) -> Child:
     """``yard bot NAME --url URL EXTRA...``; returns once it is connected. (Launchers of
-    bot specs and commands use :func:`server.engines.start_engine`.)"""
+    bot specs and commands use :func:`tournament.engines.start_engine`.)"""
     return await Child.start(["bot", name, "--url", url, *extra], "connected",
                              stderr_log=stderr_log)

@@ -11,13 +11,11 @@ ratings never mix rulesets. A missing database or unknown tournament is one
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from db.engine import DEFAULT_DB_URL
 from db.store import Database
 from ratings.bootstrap import DEFAULT_SAMPLES
 from ratings.elo import fit_elo
@@ -26,23 +24,7 @@ from ratings.leaderboard import Leaderboard, Role
 from ratings.leaderboard import leaderboard as build_leaderboard
 from ratings.matrix import Matrix, win_rate_matrix
 from ratings.outcomes import Conversion, GameOutcome, from_results, split_by_ruleset
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def selection_options(func: F) -> F:
-    """``--db``, ``--rules`` and ``--tournament``, shared by every command here."""
-    for option in reversed([
-        click.option("--db", "db_url", envvar="YARD_DB", default=DEFAULT_DB_URL,
-                     show_default=True, metavar="URL",
-                     help="SQLAlchemy database URL (env YARD_DB)."),
-        click.option("--rules", "ruleset", default=None, metavar="R",
-                     help="Only games of this ruleset (default: one section per ruleset)."),
-        click.option("--tournament", "tournament_id", default=None, metavar="ID",
-                     help="Only games of this tournament."),
-    ]):
-        func = option(func)
-    return func
+from yard.cli.options import json_option, selection_options
 
 
 def load_games(db_url: str, ruleset: str | None, tournament_id: str | None) -> Conversion:
@@ -87,7 +69,7 @@ def _emit_json(sections: list[dict[str, Any]], ruleset: str | None) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option("--anchor", default=None, metavar="PLAYER",
               help="Player rated 0, or 'mean' (default: random if it played, else mean).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option("Print one JSON object.")
 def leaderboard(db_url: str, ruleset: str | None, tournament_id: str | None,
                 role: str | None, samples: int, seed: int, anchor: str | None,
                 as_json: bool) -> None:
@@ -121,7 +103,7 @@ def _empty_sections(ruleset: str | None, empty: dict[str, Any]) -> list[dict[str
 
 @click.command()
 @selection_options
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option("Print one JSON object.")
 @click.option("--png", "png", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write a heatmap image (one file per ruleset: FILE-<ruleset>.png "
                    "when several).")
@@ -196,7 +178,7 @@ def export(db_url: str, ruleset: str | None, tournament_id: str | None, what: st
 def _export_game_records(db_url: str, ruleset: str | None, tournament_id: str | None,
                          out: Path | None) -> None:
     """Stream one JSON line per game to ``out`` (written only when every game exported)."""
-    from db.cli import record_lines
+    from db.exchange import record_lines
 
     with Database.connect(db_url, create=False) as store:
         if tournament_id is not None:

@@ -11,7 +11,8 @@ import click
 from bots.base import Bot
 from bots.client import LOOPS, BotClient, run_client, run_on_loop
 from bots.registry import bot_from_spec, bot_names, bot_source, default_name
-from bots.spec import BOT_SPEC, OPTION_PAIR, BotSpec, merge_options
+from bots.spec import BotSpec, merge_options
+from yard.cli.options import BOT_SPEC, OPTION_PAIR, json_option
 
 
 @click.command()
@@ -63,7 +64,7 @@ def bot_row(ref: str, bot: Bot | None = None) -> dict[str, Any]:
 
 
 @click.command("bots")
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@json_option("Print as JSON.")
 @click.option("--check", "checks", multiple=True, type=BOT_SPEC, metavar="BOT_SPEC",
               help="First check that BOT_SPEC loads and accepts its options (repeatable; "
               "a bot's options are checked together), e.g. mcts:iterations=200 or "

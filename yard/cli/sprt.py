@@ -7,17 +7,16 @@ import json
 
 import click
 
-from db.cli import db_option
 from db.errors import TournamentError
 from db.store import Database
-from server.tournament.sprt import sprt_state, stored_sprt_state
+from tournament.sprt import sprt_state, stored_sprt_state
+from yard.cli.options import db_option, json_option
 
 
 @click.command()
 @click.option("--tournament", "tournament_id", required=True, metavar="ID",
               help="A tournament run with --sprt.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print one JSON object (llr, lower, upper, elo, elo_ci, decision, "
+@json_option("Print one JSON object (llr, lower, upper, elo, elo_ci, decision, "
               "pairs, pentanomial...).")
 @db_option
 def sprt(tournament_id: str, as_json: bool, db_url: str) -> None:

@@ -38,12 +38,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import click
-
 from bots.spec import BotSpec, BotSpecError, parse_spec
 from game.errors import YardError
 from server.admin import AdminClient, AdminError
-from server.processes import READY_TIMEOUT_S, Child, yard_argv
+from tournament.processes import READY_TIMEOUT_S, Child, yard_argv
 
 ROLES = ("mrx", "detectives")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,63}")
@@ -213,34 +211,6 @@ async def start_engine(engine: Engine, url: str, stderr_log: Path | None = None,
                                       env=env, cwd=engine.cwd, timeout=timeout)
     except AdminError as exc:
         raise EngineError(f"cannot watch {url} for engine {engine.name!r}: {exc}") from None
-
-
-class EngineType(click.ParamType):  # type: ignore[type-arg]
-    """A click parameter holding one :class:`Engine` (see the module docstring)."""
-
-    name = "engine"
-
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> Engine:
-        if isinstance(value, Engine):
-            return value
-        return parse_engine(str(value))  # an EngineError is one `error:` line, exit 2
-
-
-ENGINE = EngineType()
-
-ENGINE_HELP = ("A bot to launch, as key=value words: name=NAME and cmd=\"COMMAND\" (any "
-               "language; {url} and {name} are filled in) or class=file.py:Class / "
-               "bot=SPEC; optional roles=mrx,detectives (commands), rules=R,... and "
-               "option.KEY=VALUE. Repeatable; NAME is then usable as a bot.")
-
-
-class EngineCommand(click.Command):
-    """A click command whose ``--engine`` takes the ``key=value`` words after it, so
-    ``--engine name=x cmd="python b.py"`` works without quoting the whole definition."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, join_engine_args(args))
 
 
 def join_engine_args(args: list[str]) -> list[str]:

@@ -1,10 +1,10 @@
 """Play a stored tournament schedule on a match server.
 
-The runner is orchestration only: pairings come from :mod:`server.tournament.schedule`,
+The runner is orchestration only: pairings come from :mod:`tournament.schedule`,
 storage from :mod:`db.store`, refereeing from the server. Without a server URL it starts
-``yard serve`` and, per bot, one process for each game slot (:mod:`server.tournament.pool`:
+``yard serve`` and, per bot, one process for each game slot (:mod:`tournament.pool`:
 concurrent games never share a bot process): ``yard bot SPEC`` for built-in, installed and
-class bots, the command of a command engine (:mod:`server.engines`); built-in bots get no
+class bots, the command of a command engine (:mod:`tournament.engines`); built-in bots get no
 back door: they connect exactly like a custom bot. It stops them at the end, on errors and
 on Ctrl-C. Games still running when it stops are stored by the server as ``aborted`` and
 stay pending, so ``yard tournament resume`` plays exactly what is missing.
@@ -31,17 +31,17 @@ from protocol import ErrorCode, OnTimeout, Policy, StartMatch, TimeControl
 from protocol.messages import MatchResult
 from ratings.sprt import SprtError, SprtSpec, SprtState
 from server.admin import AdminClient, AdminError
-from server.engines import Engine, EngineError, spec_engine
-from server.processes import Child, ProcessError, start_server, yard_argv
-from server.tournament.pool import (
+from tournament.engines import Engine, EngineError, spec_engine
+from tournament.pool import (
     BotLaunch,
     BotPool,
     available_cores,
     default_concurrency,
     oversubscription,
 )
-from server.tournament.schedule import Format, bots_of, make_schedule, mrx_bot, team_members
-from server.tournament.sprt import SprtMonitor, record_state, store_state
+from tournament.processes import Child, ProcessError, start_server, yard_argv
+from tournament.schedule import Format, bots_of, make_schedule, mrx_bot, team_members
+from tournament.sprt import SprtMonitor, record_state, store_state
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +187,7 @@ class TournamentRunner:
     """Plays the pending games of one tournament, at most ``concurrency`` at a time.
 
     ``concurrency`` ``None`` picks it: without a server URL from the cores and the bots
-    (:func:`server.tournament.pool.default_concurrency`), with one the number of cores.
+    (:func:`tournament.pool.default_concurrency`), with one the number of cores.
     ``notice`` gets one-line warnings (default: the log), e.g. when time-based bots would
     share cores. ``bots``: what :func:`bot_infos` said of this tournament's spec, when the
     caller already asked (saves starting ``yard bots --json`` again).

@@ -27,16 +27,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.engines import Engine, EngineError, start_engine
-from server.processes import Child, ProcessError
+from tournament.engines import Engine, EngineError, start_engine
+from tournament.processes import Child, ProcessError
 
 
 @dataclass(frozen=True)
 class BotLaunch:
     """How the runner starts one process of a bot.
 
-    With ``engine`` (a bot spec or a command, :mod:`server.engines`) the pool starts it
-    with :func:`~server.engines.start_engine` for each slot's instance. Otherwise ``args``
+    With ``engine`` (a bot spec or a command, :mod:`tournament.engines`) the pool starts it
+    with :func:`~tournament.engines.start_engine` for each slot's instance. Otherwise ``args``
     are ``yard`` arguments (e.g. ``bot mcts --option time=0.5``); the pool appends ``--url
     URL --instance SLOT``, and the process must print a line starting with ``connected``
     once the server has welcomed it. ``name`` is the name it announces (the name the

@@ -13,7 +13,7 @@ from ratings.leaderboard import Leaderboard, leaderboard
 from ratings.matrix import Matrix, win_rate_matrix
 from ratings.outcomes import from_results
 from ratings.render import leaderboard_table, matrix_table
-from server.tournament.compute import BotCompute, compute_summary, compute_table
+from tournament.compute import BotCompute, compute_summary, compute_table
 
 #: Bootstrap replicates for the live "current leader" line (cheap) and the final table.
 LIVE_SAMPLES = 0

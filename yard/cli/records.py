@@ -9,37 +9,24 @@ game id is one ``error: ...`` line and exit status 2 (a :class:`~db.errors.Datab
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
 
 import click
 
-from db.engine import DEFAULT_DB_URL
-from db.errors import GameNotFoundError, RecordError, TournamentError
-from db.portable import PortableGame, from_portable, read_lines, to_line
+from db.errors import RecordError
+from db.exchange import game_from_file, record_file_lines, stored_game
+from db.portable import PortableGame, read_lines, to_line
 from db.records import GameRecord, GameSummary
 from db.replay import Perspective, replay_lines
 from db.store import Database
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def db_option(func: F) -> F:
-    """The shared ``--db URL`` option (``$YARD_DB``, default ``sqlite:///yard.db``)."""
-    option = click.option("--db", "db_url", envvar="YARD_DB", default=DEFAULT_DB_URL,
-                          show_default=True, metavar="URL",
-                          help="SQLAlchemy database URL (env YARD_DB).")
-    return option(func)
+from server.transcript import TranscriptError, transcripts
+from yard.cli.options import db_option, json_option, selection_options
 
 
 @click.command()
-@db_option
-@click.option("--rules", "ruleset", default=None, help="Only games of this ruleset.")
-@click.option("--tournament", "tournament_id", default=None, help="Only this tournament.")
+@selection_options
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Newest N games.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON array.")
+@json_option("Print one JSON array.")
 def games(db_url: str, ruleset: str | None, tournament_id: str | None, limit: int | None,
           as_json: bool) -> None:
     """List stored games, newest first."""
@@ -74,8 +61,7 @@ def _print_games(found: list[GameSummary]) -> None:
 @click.option("--as", "perspective", type=click.Choice([p.value for p in Perspective]),
               default=Perspective.ALL.value, show_default=True,
               help="Whose view: detectives see Mister X's hidden stations as '?'.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the game's self-contained record (one JSON line, the whole truth; "
+@json_option("Print the game's self-contained record (one JSON line, the whole truth; "
                    "--as does not apply).")
 @click.option("--file", "file", type=click.Path(dir_okay=False, allow_dash=True),
               default=None, metavar="FILE",
@@ -93,7 +79,7 @@ def replay(game_id: str, db_url: str, perspective: str, as_json: bool,
     '!' marks a reveal move; faults are shown in brackets.
     """
     if file is not None:
-        game = _game_from_file(file, game_id)
+        game = game_from_file(file, game_id)
     else:
         with Database.connect(db_url, create=False) as store:
             game = stored_game(store, game_id) if as_json else \
@@ -109,8 +95,6 @@ def replay(game_id: str, db_url: str, perspective: str, as_json: bool,
 
 
 def _print_messages(record: GameRecord, seat: str) -> None:
-    from server.transcript import TranscriptError, transcripts
-
     sent = transcripts(record)
     if not sent:
         raise TranscriptError(f"game {record.game_id} has no messages to show (played "
@@ -122,79 +106,13 @@ def _print_messages(record: GameRecord, seat: str) -> None:
         click.echo(json.dumps(message, separators=(",", ":")))
 
 
-def stored_game(store: Database, game_id: str) -> PortableGame:
-    """A stored game with its tournament and schedule entry, ready for :func:`to_line`."""
-    record = store.load_game(game_id)
-    return PortableGame(record, *_context(store, record, {}))
-
-
-def _context(store: Database, record: GameRecord, cache: dict[str, Any]) -> tuple[Any, Any]:
-    if record.tournament_id is None:
-        return None, None
-    if record.tournament_id not in cache:
-        try:
-            info = store.get_tournament(record.tournament_id)
-            entries = {e.schedule_id: e for e in store.scheduled(record.tournament_id)}
-        except TournamentError:  # deleted since: the game is kept without it
-            info, entries = None, {}
-        cache[record.tournament_id] = (info, entries)
-    info, entries = cache[record.tournament_id]
-    if info is None:
-        return None, None
-    return info, entries.get(record.schedule_id)
-
-
-def record_lines(store: Database, ruleset: str | None = None,
-                 tournament_id: str | None = None) -> Iterator[str]:
-    """The self-contained record of every selected game as a JSON line, oldest first."""
-    cache: dict[str, Any] = {}
-    for row in store.results(ruleset, tournament_id):
-        record = store.load_game(row.game_id)
-        yield to_line(record, *_context(store, record, cache))
-
-
-def _open(file: str) -> TextIO:
-    if file == "-":
-        return sys.stdin
-    try:
-        return open(file, encoding="utf-8")
-    except OSError as exc:
-        raise RecordError(f"cannot read {file}: {exc.strerror}") from None
-
-
-def _lines(file: str) -> list[str]:
-    handle = _open(file)
-    try:
-        return handle.read().splitlines()
-    except UnicodeDecodeError:
-        raise RecordError(f"{file}: not a UTF-8 text file") from None
-    finally:
-        if handle is not sys.stdin:
-            handle.close()
-
-
-def _game_from_file(file: str, game_id: str) -> PortableGame:
-    for number, line in enumerate(_lines(file), start=1):
-        try:
-            data = json.loads(line) if line.strip() else None
-        except ValueError:
-            continue
-        if isinstance(data, dict) and data.get("game_id") == game_id:
-            try:
-                return from_portable(data)
-            except RecordError as exc:
-                raise RecordError(f"{file} line {number}: {exc}") from None
-    raise GameNotFoundError(f"no game {game_id!r} in {file}")
-
-
 MAX_SHOWN_ERRORS = 20
 
 
 @click.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @db_option
-@click.option("--json", "as_json", is_flag=True,
-              help="Print one JSON object: imported, skipped.")
+@json_option("Print one JSON object: imported, skipped.")
 def import_records(file: str, db_url: str, as_json: bool) -> None:
     """Load self-contained game records (JSON Lines from 'yard export --what records';
     '-' for standard input) into the database.
@@ -205,7 +123,7 @@ def import_records(file: str, db_url: str, as_json: bool) -> None:
     """
     games: list[PortableGame] = []
     errors: list[str] = []
-    for number, item in read_lines(_lines(file)):
+    for number, item in read_lines(record_file_lines(file)):
         if isinstance(item, RecordError):
             errors.append(f"{file} line {number}: {item}")
         else:

@@ -1,0 +1,248 @@
+"""Running a match server (``yard serve``) or the page server (``yard web``) as a process: options checked, port bound, then the database
+opened, serving until SIGINT/SIGTERM.
+
+Every mistake in the options is a :class:`ServerConfigError` raised before the database is
+opened or created.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import ipaddress
+import os
+import signal
+import sys
+import tomllib
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import make_url
+from websockets.asyncio.server import ServerConnection, serve
+
+from db.store import Database
+from game.errors import YardError
+from protocol import TimeControl
+from server.app import GameSink, MatchServer, refusal_slots
+from server.core import ServerConfig
+from server.logs import configure as configure_logging
+from server.logs import raise_open_file_limit
+from server.web.http import WebApp, web_url
+
+
+class ServerConfigError(YardError):
+    """A server option or token file is invalid."""
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def load_token_file(path: str) -> tuple[dict[str, str], str | None]:
+    """Read bot tokens (``[bots] name = "token"``) and an optional ``admin_token``."""
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ServerConfigError(f"token file {path}: {exc}") from None
+    bots = data.get("bots", {})
+    if not isinstance(bots, dict) or not all(isinstance(v, str) for v in bots.values()):
+        raise ServerConfigError(f"token file {path}: [bots] must map names to token strings")
+    admin = data.get("admin_token")
+    if admin is not None and not isinstance(admin, str):
+        raise ServerConfigError(f"token file {path}: admin_token must be a string")
+    return dict(bots), admin
+
+
+def _open_db(url: str) -> GameSink:
+    return Database.connect(url)
+
+
+def server_config(host: str, token_file: str | None = None, bot_token: tuple[str, ...] = (),
+                  admin_token: str | None = None, move_time: float = 10.0,
+                  bank_time: float = 0.0, grace: float = 10.0, max_connections: int = 1024,
+                  max_per_address: int = 256, hello_timeout: float = 5.0,
+                  send_buffer_kib: int = 1024) -> ServerConfig:
+    """The server configuration of ``yard serve``'s options (tokens from ``token_file`` and
+    ``NAME=TOKEN`` pairs; admin actions open to anyone only on loopback without a token)."""
+    bots, file_admin = load_token_file(token_file) if token_file else ({}, None)
+    for pair in bot_token:
+        name, sep, token = pair.partition("=")
+        if not sep or not name or not token:
+            raise ServerConfigError(f"--bot-token {pair!r} must look like NAME=TOKEN")
+        bots[name] = token
+    admin = admin_token or file_admin
+    if move_time <= 0 or bank_time < 0 or grace < 0:
+        raise ServerConfigError("--move-time must be > 0, --bank-time and --grace >= 0")
+    config = ServerConfig(bot_tokens=bots, admin_token=admin,
+                          admin_open=admin is None and is_loopback(host),
+                          time_control=TimeControl(move_time, bank_time), grace_s=grace,
+                          hello_timeout_s=hello_timeout, max_send_bytes=send_buffer_kib * 1024,
+                          max_connections=max_connections,
+                          max_per_address=min(max_per_address, max_connections))
+    return config
+
+
+def run_server(config: ServerConfig, db_url: str, host: str, port: int,
+               ready_file: str | None = None, loop_name: str = "asyncio") -> None:
+    """Serve until SIGINT/SIGTERM on the event loop ``loop_name`` (running games are
+    stored as aborted)."""
+    runner = event_loop_runner(loop_name)
+    configure_logging()
+    _fit_open_files(config)
+    runner(_serve(config, db_url, host, port, ready_file))
+
+
+def event_loop_runner(name: str) -> Callable[[Coroutine[Any, Any, None]], None]:
+    """``asyncio.run``, or ``uvloop.run`` for ``uvloop`` (and for ``auto`` when uvloop is
+    installed); :class:`ServerConfigError` for ``uvloop`` when it is not."""
+    if name != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            if name == "uvloop":
+                raise ServerConfigError("--loop uvloop: uvloop is not installed "
+                                        "(pip install 'yard[fast]')") from None
+        else:
+            run: Callable[[Coroutine[Any, Any, None]], None] = uvloop.run
+            return run
+    return asyncio.run
+
+
+FD_RESERVE = 128
+"""Open files kept for everything but client sockets (database, logs, bot pipes)."""
+
+
+def _fit_open_files(config: ServerConfig) -> None:
+    """Raise the open-file limit to what the connection cap needs; if the hard limit is
+    lower, lower the cap to fit (with a warning), so a flood meets a clear 503 instead of
+    failing accept() calls."""
+    def need(cap: int) -> int:
+        return cap + refusal_slots(cap) + FD_RESERVE
+
+    limit = raise_open_file_limit(need(config.max_connections))
+    if limit >= need(config.max_connections):
+        return
+    cap = config.max_connections
+    while cap > 1 and need(cap) > limit:
+        cap = max(1, min(cap - 1, cap * 9 // 10))
+    print(f"warning: open-file limit {limit} is too low for --max-connections "
+          f"{config.max_connections}; using {cap}", file=sys.stderr)
+    config.max_connections = cap
+    config.max_per_address = min(config.max_per_address, cap)
+
+
+def fallback_path(db_url: str) -> Path:
+    """Where games that cannot be stored are kept: next to a SQLite file, else here."""
+    try:
+        url = make_url(db_url)
+    except Exception:  # any unparsable URL: the current folder
+        return Path("yard-unsaved-games.jsonl")
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        return Path(f"{url.database}.unsaved.jsonl")
+    return Path("yard-unsaved-games.jsonl")
+
+
+GC_THRESHOLDS = (50_000, 20, 10)
+"""``gc.set_threshold`` of a serving process (CPython's default is 700, 10, 10)."""
+
+
+def tune_gc() -> None:
+    """Garbage collection for a long-running server: what was loaded at start-up (modules,
+    the web app, the database engine) is frozen out of every later collection, and the
+    young generation is collected every 50,000 net allocations instead of 700. Each
+    running game keeps its states and records alive, so with default thresholds the full
+    collections, which walk every live object, cost more per move the more games run at
+    once (measured in bench/RESULTS.md); cycles are still collected, only less often."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
+async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
+                 ready_file: str | None) -> None:
+    server = MatchServer(config, None, host, port)
+    web = WebApp(db_url, live=server.core, lazy=True)  # the database is opened below
+    server.process_request = web.process_request
+    try:
+        url = await server.start()
+    except OSError as exc:
+        web.close()
+        raise ServerConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    try:
+        # Opened once the port is ours, so a server that cannot start creates no database;
+        # no game can finish before this (nothing awaited since start()).
+        sink: GameSink = _open_db(db_url)
+    except BaseException:
+        await server.stop()
+        raise
+    server.sink = sink
+    server.fallback_path = fallback_path(db_url)
+    if ready_file:
+        tmp = Path(f"{ready_file}.tmp")
+        tmp.write_text(url + "\n")
+        os.replace(tmp, ready_file)
+    print(f"listening on {url}")
+    print(f"web pages at {web_url(url)}")
+    sys.stdout.flush()
+    if not config.admin_open and config.admin_token is None:
+        print("warning: no --admin-token off loopback: admin actions are disabled",
+              file=sys.stderr)
+    tune_gc()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await server.stop()
+    web.close()
+    close = getattr(sink, "close", None)
+    if callable(close):
+        close()
+    lost = f", {server.store_failures} NOT stored (see {server.fallback_path})" \
+        if server.store_failures else ""
+    print(f"stopped; {server.games_saved} games stored{lost}", file=sys.stderr)
+
+
+class WebServerError(YardError):
+    """The page server of ``yard web`` cannot start."""
+
+
+def run_web(db_url: str, host: str, port: int, ready_file: str | None = None) -> None:
+    """Serve the pages of the database at ``db_url`` (read-only) until SIGINT/SIGTERM."""
+    asyncio.run(_web(WebApp(db_url, websockets=False), host, port, ready_file))
+
+
+async def _refuse(ws: ServerConnection) -> None:  # never reached: every request is HTTP
+    await ws.close(1008, "this server only shows pages")
+
+
+async def _web(app: WebApp, host: str, port: int, ready_file: str | None) -> None:
+    try:
+        server = await serve(_refuse, host, port, process_request=app.process_request)
+    except OSError as exc:
+        app.close()
+        raise WebServerError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    real = server.sockets[0].getsockname()[1] if server.sockets else port
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{real}/"
+    if ready_file:
+        tmp = Path(f"{ready_file}.tmp")
+        tmp.write_text(url + "\n")
+        os.replace(tmp, ready_file)
+    print(f"web pages at {url}")
+    sys.stdout.flush()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    server.close()
+    await server.wait_closed()
+    app.close()

@@ -1,0 +1,112 @@
+"""``yard serve`` (run a match server) and ``yard match`` (play one game between bots)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from bots.spec import BotSpec
+from protocol import OnTimeout, Policy, StartMatch, TimeControl, to_json
+from protocol.messages import MatchResult
+from server.run import run_server, server_config
+from tournament.engines import Engine
+from tournament.match import play_match
+from yard.cli.options import (
+    BOT_SPEC,
+    BOT_SPEC_LIST,
+    EngineCommand,
+    db_option,
+    engine_option,
+    json_option,
+    rules_option,
+)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535),
+              help="Port (0 picks a free one).")
+@db_option
+@click.option("--token-file", type=click.Path(dir_okay=False),
+              help='TOML file: [bots] name = "token", and optional admin_token.')
+@click.option("--bot-token", multiple=True, metavar="NAME=TOKEN", help="Require a bot token.")
+@click.option("--admin-token", help="Token for admin actions (needed off loopback).")
+@click.option("--move-time", default=10.0, show_default=True,
+              type=click.FloatRange(0, min_open=True), help="Default seconds per move.")
+@click.option("--bank-time", default=0.0, show_default=True, type=click.FloatRange(0),
+              help="Default bank seconds.")
+@click.option("--grace", default=10.0, show_default=True, type=click.FloatRange(0),
+              help="Seconds a disconnected bot has to resume before it forfeits.")
+@click.option("--ready-file", type=click.Path(dir_okay=False),
+              help="Write the server URL here once listening.")
+@click.option("--max-connections", default=1024, show_default=True,
+              type=click.IntRange(1), help="Open sockets in all (more get HTTP 503).")
+@click.option("--max-per-address", default=256, show_default=True,
+              type=click.IntRange(1), help="Open sockets per remote address.")
+@click.option("--hello-timeout", default=5.0, show_default=True,
+              type=click.FloatRange(0, min_open=True),
+              help="Seconds a connection has to send hello before it is closed.")
+@click.option("--send-buffer-kib", default=1024, show_default=True, type=click.IntRange(1),
+              help="KiB of unread messages a client may have before it is disconnected.")
+@click.option("--loop", "loop_name", default="asyncio", show_default=True,
+              type=click.Choice(["auto", "asyncio", "uvloop"]),
+              help="Event loop: auto is uvloop when installed (pip install 'yard[fast]').")
+def serve(host: str, port: int, db_url: str, token_file: str | None,
+          bot_token: tuple[str, ...], admin_token: str | None, move_time: float,
+          bank_time: float, grace: float, ready_file: str | None, max_connections: int,
+          max_per_address: int, hello_timeout: float, send_buffer_kib: int,
+          loop_name: str) -> None:
+    """Run a match server until SIGINT/SIGTERM (running games are stored as aborted).
+
+    Every option is checked, and the port bound, before the database is opened or created.
+    """
+    config = server_config(host, token_file, bot_token, admin_token, move_time, bank_time,
+                           grace, max_connections, max_per_address, hello_timeout,
+                           send_buffer_kib)
+    run_server(config, db_url, host, port, ready_file, loop_name)
+
+
+@click.command(cls=EngineCommand)
+@rules_option()
+@click.option("--mrx", required=True, type=BOT_SPEC,
+              help="Bot playing Mister X: a connected bot's name with --server, else a bot "
+              "spec (built-in or installed bot, file.py:Class, an --engine name; options "
+              "as mcts:iterations=200).")
+@click.option("--detectives", required=True, type=BOT_SPEC_LIST,
+              help="Bot(s) per detective seat, comma separated (cycled).")
+@engine_option
+@click.option("--server", "server_url", help="Running server URL (else start one locally).")
+@click.option("--seed", type=int, help="Game seed (random when omitted).")
+@click.option("--n-detectives", type=int, help="Number of detectives (ruleset default).")
+@click.option("--move-time", default=10.0, show_default=True, help="Seconds per move.")
+@click.option("--bank-time", default=0.0, show_default=True, help="Bank seconds per seat.")
+@click.option("--on-timeout", type=click.Choice([p.value for p in OnTimeout]),
+              default="forfeit", show_default=True)
+@click.option("--max-illegal", default=3, show_default=True, help="Bad tries before forfeit.")
+@click.option("--admin-token", help="Admin token of the server.")
+@db_option
+@json_option("Print the result as JSON.")
+def match(rules: str, mrx: BotSpec, detectives: list[BotSpec], engines: tuple[Engine, ...],
+          server_url: str | None, seed: int | None, n_detectives: int | None,
+          move_time: float, bank_time: float, on_timeout: str, max_illegal: int,
+          admin_token: str | None, db_url: str, as_json: bool) -> None:
+    """Play one game between connected bots (or bots started here) and print it."""
+    request = StartMatch(rules, mrx.ref, [d.ref for d in detectives], seed, n_detectives,
+                         TimeControl(move_time, bank_time),
+                         Policy(OnTimeout(on_timeout), max_illegal))
+    result = play_match(request, [mrx, *detectives], list(engines), server_url, admin_token,
+                        db_url)
+    _print_result(result, as_json)
+
+
+def _print_result(result: MatchResult, as_json: bool) -> None:
+    if as_json:
+        data: dict[str, Any] = to_json(result)
+        click.echo(json.dumps(data, indent=2))
+        return
+    winner = result.winner.value if result.winner else "nobody"
+    seat = f", seat {result.seat}" if result.seat else ""
+    click.echo(f"game {result.game}: {winner} won ({result.termination.value}{seat}) "
+               f"after {result.moves} moves")

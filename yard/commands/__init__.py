@@ -1,1 +1,0 @@
-"""Subcommands of ``yard`` that belong to no single package."""
