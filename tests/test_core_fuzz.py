@@ -5,8 +5,7 @@ moves, feeds it frames a hostile client could send: garbage text, every message 
 fields of the wrong JSON type, huge numbers, the running game's id with wrong turns and
 moves. Any exception escaping ``Core.receive`` fails the test (in the asyncio shell it
 would cost the connection, or worse). Afterwards the game must still reach an end with a
-recorded termination. CI runs this file against the pure-Python and the native (mypyc)
-core: a compiled module checks argument types at run time where Python did not.
+recorded termination.
 """
 
 from __future__ import annotations

@@ -51,13 +51,17 @@ def bot(spec: BotSpec, url: str, token: str | None, display: str | None, version
 
 def bot_row(ref: str, bot: Bot | None = None) -> dict[str, Any]:
     """``{"name", "roles", "timed", "cores", "rulesets", "source"}`` for one bot ref, from
-    ``bot`` or a default instance (roles ``[]`` when its module cannot be loaded here)."""
+    ``bot`` or a default instance. An installed bot that fails to load gets roles ``[]``
+    and the reason under ``"error"`` (a built-in one that fails is a bug: it raises)."""
     row: dict[str, Any] = {"name": ref, "roles": [], "timed": False, "cores": 1,
                            "rulesets": None, "source": bot_source(ref)}
-    try:
-        bot = bot or bot_from_spec(BotSpec(ref), 0)
-    except Exception:  # a bot whose module is not built yet
-        return row
+    if bot is None:
+        try:
+            bot = bot_from_spec(BotSpec(ref), 0)
+        except Exception as exc:  # third-party code: any failure is shown, not fatal
+            if row["source"] == "builtin":
+                raise
+            return {**row, "error": f"{type(exc).__name__}: {exc}"}
     rulesets = None if bot.rulesets is None else sorted(bot.rulesets)
     return {**row, "roles": sorted(bot.roles), "timed": bot.timed, "cores": bot.cores,
             "rulesets": rulesets}
@@ -89,7 +93,7 @@ def list_bots(as_json: bool, checks: tuple[BotSpec, ...], only: tuple[str, ...])
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
-        roles = ", ".join(row["roles"]) or "(unavailable)"
+        roles = ", ".join(row["roles"]) or f"(unavailable: {row.get('error', '?')})"
         timed = "  (time-based)" if row["timed"] else ""
         extra = "" if row["source"] == "builtin" else f"  [{row['source']}]"
         click.echo(f"{row['name']:<12} {roles}{timed}{extra}")
