@@ -1,5 +1,6 @@
-"""Running a match server (``yard serve``) or the page server (``yard web``) as a process: options checked, port bound, then the database
-opened, serving until SIGINT/SIGTERM.
+"""Running the match server (``yard serve``) or the page server (``yard web``) as a
+process: options checked, port bound, then the database opened, serving until
+SIGINT/SIGTERM.
 
 Every mistake in the options is a :class:`ServerConfigError` raised before the database is
 opened or created.

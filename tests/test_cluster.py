@@ -27,7 +27,6 @@ from db.models import GameRow, ScheduledGameRow
 from db.store import Database
 from game import Outcome, Termination
 from ratings.sprt import Decision, SprtSpec
-from tournament.engines import parse_engine
 from tournament.cluster import (
     ClaimingRunner,
     ClusterError,
@@ -35,6 +34,7 @@ from tournament.cluster import (
     check_database,
     parse_cluster,
 )
+from tournament.engines import parse_engine
 from tournament.players import resolve_players
 from tournament.runner import TournamentSpec, create
 from tournament.sprt import SprtMonitor, sprt_state, stored_sprt_state

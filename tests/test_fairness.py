@@ -18,13 +18,13 @@ from rich.console import Console
 
 from db.store import Database
 from server.admin import AdminClient
-from tournament.processes import ProcessError, start_server
 from tournament.pool import (
     BotLaunch,
     BotPool,
     default_concurrency,
     oversubscription,
 )
+from tournament.processes import ProcessError, start_server
 from tournament.report import tournament_report
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))

@@ -15,9 +15,9 @@ from test_tournament import SCALE, YARD, _server_running, yard
 from db.store import Database
 from game import Outcome, Termination, Winner
 from ratings.sprt import Decision, SprtSpec, llr
+from server.web.data import sprt_state as web_sprt_state
 from tournament.runner import TournamentRunner, TournamentSpec, create
 from tournament.sprt import SprtMonitor, record_state, sprt_state, stored_sprt_state
-from server.web.data import sprt_state as web_sprt_state
 
 MRX_WINS = Outcome(Winner.MRX, Termination.SURVIVED)
 DET_WINS = Outcome(Winner.DETECTIVES, Termination.CAUGHT)

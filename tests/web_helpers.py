@@ -23,8 +23,8 @@ from game.rules import ruleset_from_dict
 from ratings.sprt import SprtSpec, evaluate
 from server.app import MatchServer
 from server.core import ServerConfig
-from tournament.schedule import make_schedule, mrx_bot, team_members
 from server.web.http import WebApp, web_url
+from tournament.schedule import make_schedule, mrx_bot, team_members
 
 XSS = "<img src=x onerror=alert(1)>"
 PLAYERS = ["random", "greedy", XSS]
