@@ -22,8 +22,8 @@ from game.moves import Move, Ticket
 from game.outcome import MRX, Outcome, Termination, Winner, parse_seat, seat_name
 from game.position import from_text, to_text
 from game.rules import BUILTIN, Ruleset, builtin_rulesets, load_ruleset
-from game.state import State, new_game
-from game.views import DetectiveView, MrXView, View, state_from_view
+from game.state import State, new_game, state_from_view
+from game.views import DetectiveView, MrXView, View
 
 __all__ = [
     "BUILTIN", "MRX", "Board", "BoardError", "DetectiveView", "GameOverError",

@@ -1,28 +1,27 @@
 """Where can Mister X be? The exact possible-location set from public information only.
 
-The set is updated move by move:
+Set algebra on plain values (a ruleset, station sets, moves, detective stations); the set
+is updated move by move:
 
 * Mister X's move with ticket *t* (each log slot of a double move separately): every
   station one *t*-edge from a possible station (a secret ticket follows any edge, ferry
   included where the ruleset has it), minus the detectives' stations. On a reveal slot the
   set becomes the revealed station.
-* A detective's move that does not catch him removes the detective's new station.
+* A detective's move that does not catch him removes the detective's new station; one
+  that catches him leaves only that station.
 
-It never excludes Mister X's true position. Bots, replays and audits all use this module.
+It never excludes Mister X's true position. :meth:`game.State.possible_locations` applies
+these steps along a game (memoised per state); bots, replays and audits use them directly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
-from typing import TYPE_CHECKING
 
 from game.board import Board, Transport
 from game.moves import Move, Ticket
-
-if TYPE_CHECKING:
-    from game.rules import Ruleset
-    from game.state import State
+from game.rules import Ruleset
 
 
 def initial_belief(rules: Ruleset, detective_stations: Iterable[int]) -> frozenset[int]:
@@ -68,36 +67,10 @@ def after_mrx_move(rules: Ruleset, possible: frozenset[int], move: Move, log_len
     return possible
 
 
-def belief(state: State) -> frozenset[int]:
-    """The possible-location set of ``state`` (memoised along the state's parent chain)."""
-    if state._belief is not None:
-        return state._belief
-    chain: list[State] = []
-    node: State | None = state
-    while node is not None and node._belief is None:
-        chain.append(node)
-        node = node.parent
-    if node is None:
-        root = chain.pop()
-        root._belief = initial_belief(root.rules, root.detective_stations)
-        node = root
-    possible = node._belief
-    assert possible is not None
-    for child in reversed(chain):
-        possible = child._belief = _after(possible, child)
-    return possible
-
-
-def _after(possible: frozenset[int], child: State) -> frozenset[int]:
-    """The belief of ``child`` given its parent's ``possible``: the public effect of the
-    move that led to ``child``."""
-    parent = child.parent
-    move = child.last_move
-    assert parent is not None and move is not None
-    if parent.to_move == 0:
-        return after_mrx_move(child.rules, possible, move, len(parent.log),
-                              child.detective_stations)
-    if child.outcome is not None and child.outcome.termination.value == "caught":
+def after_detective_move(possible: frozenset[int], move: Move,
+                         caught: bool) -> frozenset[int]:
+    """Possible stations after a detective plays ``move``: only its destination if it
+    ``caught`` Mister X, otherwise ``possible`` without that destination."""
+    if caught:
         return frozenset((move.to,))
-    # A detective's move that does not catch Mister X rules out the station it reached.
     return possible - {move.to} if move.to in possible else possible

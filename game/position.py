@@ -11,6 +11,9 @@ Format (fields separated by spaces, any order)::
   rebuilt from the log: from the last reveal (or the start stations) along the tickets
   shown, minus the detectives' current stations; a superset of the exact set.
 
+:meth:`State.to_text <game.State.to_text>` writes the form (:func:`to_text`); :func:`from_text`
+parses and checks it.
+
 >>> from game import new_game
 >>> state = new_game("classic", seed=3)
 >>> from_text(to_text(state)).positions == state.positions
@@ -21,42 +24,20 @@ from __future__ import annotations
 
 from game.belief import initial_belief, step
 from game.errors import PositionError, RulesetError
-from game.moves import TICKET_NAMES, Ticket
+from game.moves import Ticket
 from game.outcome import MRX, parse_seat, seat_name
 from game.rules import Ruleset, load_ruleset
 from game.state import State
 
 
 def to_text(state: State) -> str:
-    """The position of ``state`` in the one-line text form."""
-    rules = state.rules
-    mrx_tickets = state.tickets[0] if rules.mrx_tickets is not None else None
-    det_tickets = rules.detective_tickets is not None
-    parts = [
-        f"rules={rules.name}",
-        f"turn={seat_name(state.to_move)}",
-        f"mrx={_piece(state.positions[0], mrx_tickets)}",
-        "det=" + ",".join(_piece(s, state.tickets[i] if det_tickets else None)
-                          for i, s in enumerate(state.positions[1:], start=1)),
-        "log=" + (",".join(f"{TICKET_NAMES[t]}:{s}" for t, s in state.log) or "-"),
-    ]
-    if state.parent is not None or state._belief is not None:
-        parts.append("possible=" + ".".join(map(str, sorted(state.possible_locations()))))
-    return " ".join(parts)
+    """The position of ``state`` in the one-line text form (:meth:`State.to_text`)."""
+    return state.to_text()
 
 
-def _piece(station: int, tickets: tuple[int, ...] | None) -> str:
-    if tickets is None:
-        return str(station)
-    return f"{station}:" + ".".join(map(str, tickets))
-
-
-def from_text(text: object, rules: Ruleset | None = None) -> State:
-    """Parse a position (a string); raises :class:`PositionError` naming the bad field.
-
-    ``text`` is typed ``object`` so a non-string gets that error in the native (mypyc) build
-    too, where a ``str`` parameter would be checked with a bare ``TypeError``.
-    """
+def from_text(text: str, rules: Ruleset | None = None) -> State:
+    """Parse a position; raises :class:`PositionError` naming the bad field (also for a
+    value that is not a string)."""
     fields = _fields(text)
     try:
         base = rules or load_ruleset(fields.pop("rules", "classic"))
@@ -84,9 +65,8 @@ def from_text(text: object, rules: Ruleset | None = None) -> State:
     if mrx_station not in possible:
         raise PositionError(f"position: possible set does not contain Mister X's station "
                             f"{mrx_station}")
-    state = State._make(rules_k, positions, tickets, log, turn, belief=possible)
-    state._settle()  # rule endings: a stuck detective is skipped, a decided game is over
-    return state
+    # Rule endings apply: a stuck detective is skipped, a decided game is over.
+    return State.from_position(rules_k, positions, tickets, log, turn, possible)
 
 
 def _fields(text: object) -> dict[str, str]:

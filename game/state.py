@@ -22,27 +22,39 @@ positions and in :func:`new_game`):
 >>> after = state.apply(next(iter(state.legal_moves())))
 >>> after.to_move
 1
+
+A state memoises what is derived from its public history, each built from its parent's:
+the possible-location set (:mod:`game.belief`) and the travel log as each audience sees it
+(:mod:`game.views`). :meth:`State.to_text` writes the one-line position text that
+:func:`game.position.from_text` reads.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, cast
+from typing import cast
 
+from game.belief import after_detective_move, after_mrx_move, initial_belief
 from game.board import Board, Transport
 from game.errors import GameOverError, IllegalMoveError, RulesetError
-from game.moves import Move, Ticket
+from game.moves import TICKET_NAMES, Move, Ticket
 from game.outcome import MRX, Outcome, Termination, Winner, seat_name
 from game.rules import Ruleset, load_ruleset
-
-if TYPE_CHECKING:
-    from game.views import DetectiveView, MrXView
+from game.views import (
+    EMPTY_LOG,
+    DetectiveView,
+    MrXView,
+    ShownLog,
+    View,
+    detective_view,
+    extend_shown_log,
+    mrx_view,
+)
 
 SECRET = int(Ticket.SECRET)
 DOUBLE = int(Ticket.DOUBLE)
-NO_TICKETS = (0, 0, 0, 0, 0)
 
 LogEntry = tuple[Ticket, int]
 """One entry of Mister X's travel log: the ticket shown and his true station."""
@@ -108,18 +120,47 @@ class State:
     last_move: Move | None
     _legal: tuple[Move, ...] | None
     _belief: frozenset[int] | None
-    _view_log: tuple[Any, ...] | None  # detectives' log view, memoised by game.views
-    _mrx_view_log: tuple[Any, ...] | None  # Mister X's log view, likewise
+    _view_log: ShownLog | None  # the travel log as detectives see it (memo)
+    _mrx_view_log: ShownLog | None  # the travel log as Mister X sees it (memo)
+
+    @classmethod
+    def from_position(cls, rules: Ruleset, positions: tuple[int, ...],
+                      tickets: tuple[tuple[int, ...], ...], log: tuple[LogEntry, ...],
+                      to_move: int, possible: frozenset[int]) -> State:
+        """A state set up from explicit values (no history): ``possible`` is the public
+        possible-location set. The rule endings apply as after a move: a detective to move
+        who cannot is skipped, and a game already decided is over. The values are taken as
+        valid (:func:`game.position.from_text` checks them)."""
+        state = cls._make(rules, positions, tickets, log, to_move, belief=possible)
+        state._settle()
+        return state
+
+    @classmethod
+    def from_view(cls, view: View, mrx_station: int | None = None) -> State:
+        """A state consistent with ``view`` in which Mister X stands on ``mrx_station``
+        (his own station for a :class:`MrXView`).
+
+        For a detective view this is a *determinization*: hidden log stations are unknown
+        and stored as 0; the possible-location set and the outcome are carried over from the
+        view. Search bots use it to simulate from a sample of Mister X's location.
+        """
+        if isinstance(view, MrXView):
+            mrx_station = view.mrx
+        if mrx_station is None:
+            raise ValueError("a detective view needs an assumed mrx_station to build a state")
+        log = tuple((e.ticket, e.station if e.station is not None else 0) for e in view.log)
+        state = cls._make(view.rules, (mrx_station, *view.detectives), view.tickets, log,
+                          view.to_move, belief=view.possible)
+        state.outcome = view.outcome
+        return state
 
     @classmethod
     def _make(cls, rules: Ruleset, positions: tuple[int, ...],
               tickets: tuple[tuple[int, ...], ...], log: tuple[LogEntry, ...], to_move: int,
               parent: State | None = None, last_move: Move | None = None,
               belief: frozenset[int] | None = None) -> State:
-        # A bare instance filled in here is cheaper than __init__'s call. _new_instance is
-        # object.__new__ in Python and the class's own allocator when compiled with mypyc,
-        # which refuses object.__new__ on its classes.
-        state = _new_instance(cls)
+        # A bare instance filled in here is cheaper than __init__'s call.
+        state = object.__new__(cls)
         state.rules = rules
         state.tables = move_tables(rules.board)
         state.positions = positions
@@ -198,9 +239,9 @@ class State:
 
     # ----------------------------------------------------------------- applying moves
 
-    def apply(self, move: object) -> State:
-        """The state after ``move`` (a :class:`Move`); raises :class:`IllegalMoveError` if it
-        is not legal, or not a Move (typed ``object`` so the native build says so too)."""
+    def apply(self, move: Move) -> State:
+        """The state after ``move``; raises :class:`IllegalMoveError` if it is not legal (or
+        not a :class:`Move` at all)."""
         if self.outcome is not None:
             raise GameOverError(f"move {move} applied after the game ended "
                                 f"({self.outcome.termination.value})")
@@ -324,25 +365,104 @@ class State:
         return out
 
     def possible_locations(self) -> frozenset[int]:
-        """Where Mister X may be, from public information only (see :mod:`game.belief`)."""
-        from game.belief import belief
+        """Where Mister X may be, from public information only (see :mod:`game.belief`);
+        memoised along the parent chain."""
+        possible = self._belief
+        if possible is not None:
+            return possible
+        chain: list[State] = []
+        node: State | None = self
+        while node is not None and node._belief is None:
+            chain.append(node)
+            node = node.parent
+        if node is None:
+            root = chain.pop()
+            possible = root._belief = initial_belief(root.rules, root.detective_stations)
+        else:
+            possible = node._belief
+            assert possible is not None
+        for child in reversed(chain):
+            possible = child._belief = child._belief_after(possible)
+        return possible
 
-        return belief(self)
+    def _belief_after(self, possible: frozenset[int]) -> frozenset[int]:
+        """This state's possible-location set given its parent's ``possible``: the public
+        effect of the move that led here."""
+        parent = self.parent
+        move = self.last_move
+        assert parent is not None and move is not None
+        if parent.to_move == MRX:
+            return after_mrx_move(self.rules, possible, move, len(parent.log),
+                                  self.detective_stations)
+        outcome = self.outcome
+        caught = outcome is not None and outcome.termination == Termination.CAUGHT
+        return after_detective_move(possible, move, caught)
+
+    def shown_log(self, mrx: bool) -> ShownLog:
+        """The travel log as Mister X (``mrx``) or the detectives and spectators see it,
+        memoised along the parent chain: each state extends its parent's with the entries
+        its own move added, and shares it when the move added none."""
+        slot = "_mrx_view_log" if mrx else "_view_log"
+        shown: ShownLog | None = getattr(self, slot)
+        if shown is not None:
+            return shown
+        parent = self.parent
+        if parent is not None:
+            shown = getattr(parent, slot)
+            if shown is not None and len(shown[0]) == len(self.log):  # no new entry
+                setattr(self, slot, shown)
+                return shown
+        chain: list[State] = []
+        node: State | None = self
+        while node is not None and getattr(node, slot) is None:
+            chain.append(node)
+            node = node.parent
+        built: ShownLog = EMPTY_LOG if node is None else getattr(node, slot)
+        reveal_moves = self.rules.reveal_moves
+        for child in reversed(chain):
+            if len(child.log) != len(built[0]):
+                built = extend_shown_log(built, child.log, reveal_moves, mrx)
+            setattr(child, slot, built)
+        return built
 
     def view(self, seat: int | None) -> MrXView | DetectiveView:
         """What ``seat`` may see: Mister X's view for seat 0, otherwise the detectives' view
         (``None`` for a spectator)."""
-        from game.views import detective_view, mrx_view
-
         return mrx_view(self) if seat == MRX else detective_view(self, seat)
 
+    def to_text(self) -> str:
+        """The position in the one-line text form of :mod:`game.position` (the possible
+        set is written whenever it is not the one rebuilt from the start stations)."""
+        rules = self.rules
+        mrx_tickets = self.tickets[0] if rules.mrx_tickets is not None else None
+        det_tickets = rules.detective_tickets is not None
+        parts = [
+            f"rules={rules.name}",
+            f"turn={seat_name(self.to_move)}",
+            f"mrx={_piece(self.positions[0], mrx_tickets)}",
+            "det=" + ",".join(_piece(s, self.tickets[i] if det_tickets else None)
+                              for i, s in enumerate(self.positions[1:], start=1)),
+            "log=" + (",".join(f"{TICKET_NAMES[t]}:{s}" for t, s in self.log) or "-"),
+        ]
+        if self.parent is not None or self._belief is not None:
+            parts.append("possible=" + ".".join(map(str, sorted(self.possible_locations()))))
+        return " ".join(parts)
+
     def __repr__(self) -> str:
-        from game.position import to_text
-
-        return f"State({to_text(self)!r})"
+        return f"State({self.to_text()!r})"
 
 
-_new_instance: Callable[[type[State]], State] = getattr(State, "__new__")  # noqa: B009
+def _piece(station: int, tickets: tuple[int, ...] | None) -> str:
+    """A piece in :meth:`State.to_text`: its station, then its ticket counts if counted."""
+    if tickets is None:
+        return str(station)
+    return f"{station}:" + ".".join(map(str, tickets))
+
+
+def state_from_view(view: View, mrx_station: int | None = None) -> State:
+    """:meth:`State.from_view`."""
+    return State.from_view(view, mrx_station)
+
 
 def _moves_for(state: State, seat: int) -> list[Move]:
     rules = state.rules

@@ -2,6 +2,10 @@
 
 A :class:`DetectiveView` has no field for Mister X's position; his travel log shows the
 tickets, and stations only on reveal slots. Servers serialise only views, never states.
+
+Views are built from a :class:`~game.State` by :meth:`game.State.view` (or
+:func:`view_dict` for the wire form); the state memoises each audience's travel log along
+its parent chain with :func:`extend_shown_log`. :meth:`game.State.from_view` goes back.
 """
 
 from __future__ import annotations
@@ -9,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from game.belief import belief
 from game.moves import TICKET_NAMES, Ticket
 from game.outcome import MRX, Outcome, parse_seat, seat_name
 from game.rules import Ruleset, load_ruleset, ruleset_from_dict
-from game.state import State
+
+if TYPE_CHECKING:
+    from game.state import LogEntry, State
 
 
 @dataclass(frozen=True)
@@ -137,78 +142,43 @@ def detective_view(state: State, seat: int | None = None) -> DetectiveView:
 
     Built from public data only: reveal slots come from the ruleset schedule.
     """
-    return DetectiveView(seat=seat, log=_hidden_log(state), **_public(state))
+    return DetectiveView(seat=seat, log=state.shown_log(False)[0], **_public(state))
 
 
 def detective_log(state: State) -> tuple[LogEntryView, ...]:
     """Mister X's travel log as detectives (and spectators) see it: tickets, and stations
     on reveal slots only (memoised along the state's parent chain)."""
-    return _hidden_log(state)
+    return state.shown_log(False)[0]
 
 
-def _hidden_log(state: State) -> tuple[LogEntryView, ...]:
-    """The travel log as detectives see it (stations only on reveal slots)."""
-    memo: _LogMemo = state._view_log or _memo_log(state, "_view_log", state.rules.reveal_moves)
-    return memo[0]
+ShownLog = tuple[tuple[LogEntryView, ...], tuple[dict[str, Any], ...], tuple[int, int] | None]
+"""A travel log as one audience sees it: the entries, their wire dicts
+(:attr:`LogEntryView.wire`) and the latest reveal ``(log slot, station)`` or ``None``."""
+EMPTY_LOG: ShownLog = ((), (), None)
+"""The empty travel log, as every audience sees it."""
 
 
-_LogMemo = tuple[tuple[LogEntryView, ...], tuple[dict[str, Any], ...], tuple[int, int] | None]
-"""What a state's log-view slot holds: the entries as one audience sees them, their wire
-dicts (:attr:`LogEntryView.wire`) and the latest reveal ``(log slot, station)`` or ``None``."""
-_NO_LOG: _LogMemo = ((), (), None)
-
-
-def _memo_log(state: State, memo: str, reveals: Collection[int] | None) -> _LogMemo:
-    """A travel log view memoised in slot ``memo`` along the parent chain (each state only
-    appends the entries its own move added). ``reveals``: the move numbers whose station is
-    shown (``None``: all, Mister X's own log). Each audience has its own slot."""
-    chain: list[State] = []
-    node: State | None = state
-    while node is not None and getattr(node, memo) is None:
-        chain.append(node)
-        node = node.parent
-    built: _LogMemo = _NO_LOG if node is None else getattr(node, memo) or _NO_LOG
-    schedule = state.rules.reveal_moves
-    for child in reversed(chain):
-        entries, wires, reveal = built
-        done = len(entries)
-        if len(child.log) != done:
-            new = tuple(
-                LogEntryView(ticket, station if reveals is None or slot in reveals else None)
-                for slot, (ticket, station) in enumerate(child.log[done:], start=done + 1))
-            for slot, entry in enumerate(new, start=done + 1):
-                if slot in schedule and entry.station is not None:
-                    reveal = (slot, entry.station)
-            names = _TICKET_NAME_LIST  # as LogEntryView.wire writes them
-            built = (entries + new, wires + tuple(
-                {"ticket": names[e.ticket], "station": e.station} for e in new), reveal)
-        setattr(child, memo, built)
-    return built
+def extend_shown_log(shown: ShownLog, log: tuple[LogEntry, ...], reveal_moves: Collection[int],
+                     mrx: bool) -> ShownLog:
+    """``shown`` (the first entries of ``log`` as one audience sees them) extended to the
+    whole of ``log``. ``mrx``: Mister X's own log, every station shown; otherwise stations
+    are shown on the ``reveal_moves`` slots only."""
+    entries, wires, reveal = shown
+    done = len(entries)
+    new = tuple(LogEntryView(ticket, station if mrx or slot in reveal_moves else None)
+                for slot, (ticket, station) in enumerate(log[done:], start=done + 1))
+    for slot, entry in enumerate(new, start=done + 1):
+        if slot in reveal_moves and entry.station is not None:
+            reveal = (slot, entry.station)
+    names = _TICKET_NAME_LIST  # as LogEntryView.wire writes them
+    return (entries + new, wires + tuple(
+        {"ticket": names[e.ticket], "station": e.station} for e in new), reveal)
 
 
 def mrx_view(state: State) -> MrXView:
     """Mister X's view."""
-    return MrXView(seat=MRX, log=_full_log(state), mrx=state.mrx_station, **_public(state))
-
-
-def _full_log(state: State) -> tuple[LogEntryView, ...]:
-    """The travel log as Mister X sees it (every station)."""
-    memo: _LogMemo = state._mrx_view_log or _memo_log(state, "_mrx_view_log", None)
-    return memo[0]
-
-
-def _log_memo(state: State, slot: str, reveals: Collection[int] | None) -> _LogMemo:
-    """The state's log memo in ``slot``: its own, its parent's when this move added no log
-    entry (the usual detective move), else built by :func:`_memo_log`."""
-    memo: _LogMemo | None = getattr(state, slot)
-    if memo is None:
-        parent = state.parent
-        memo = getattr(parent, slot) if parent is not None else None
-        if memo is not None and len(memo[0]) == len(state.log):  # no new entry
-            setattr(state, slot, memo)
-        else:
-            memo = _memo_log(state, slot, reveals)
-    return memo
+    return MrXView(seat=MRX, log=state.shown_log(True)[0], mrx=state.mrx_station,
+                   **_public(state))
 
 
 def view_dict(state: State, seat: int | None) -> dict[str, Any]:
@@ -221,9 +191,7 @@ def view_dict(state: State, seat: int | None) -> dict[str, Any]:
     """
     rules = state.rules
     mrx = seat == MRX
-    memo = (_log_memo(state, "_mrx_view_log", None) if mrx
-            else _log_memo(state, "_view_log", rules.reveal_moves))
-    entries, wires, last = memo
+    entries, wires, last = state.shown_log(mrx)
     names = _SEAT_NAMES
     to_move = state.to_move
     outcome = state.outcome
@@ -236,7 +204,7 @@ def view_dict(state: State, seat: int | None) -> dict[str, Any]:
         "tickets": _tickets_view(rules, state.tickets),
         "log": list(wires),
         "last_reveal": None if last is None else {"move": last[0], "station": last[1]},
-        "possible": sorted(belief(state)),
+        "possible": sorted(state.possible_locations()),
         "outcome": None if outcome is None else outcome.to_dict(),
     }
     if mrx:
@@ -271,21 +239,3 @@ def rules_from_definition(definition: dict[str, Any] | str) -> Ruleset:
     if isinstance(definition, str):
         return load_ruleset(definition)
     return ruleset_from_dict(dict(definition), "game_start.ruleset")
-
-
-def state_from_view(view: View, mrx_station: int | None = None) -> State:
-    """A state consistent with ``view`` in which Mister X stands on ``mrx_station``.
-
-    For a detective view this is a *determinization*: hidden log stations are unknown and
-    stored as 0; the possible-location set is carried over from the view. Search bots use it
-    to simulate from a sample of Mister X's location.
-    """
-    if isinstance(view, MrXView):
-        mrx_station = view.mrx
-    if mrx_station is None:
-        raise ValueError("a detective view needs an assumed mrx_station to build a state")
-    log = tuple((e.ticket, e.station if e.station is not None else 0) for e in view.log)
-    state = State._make(view.rules, (mrx_station, *view.detectives), view.tickets, log,
-                        view.to_move, belief=view.possible)
-    state.outcome = view.outcome
-    return state
