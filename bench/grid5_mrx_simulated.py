@@ -84,6 +84,27 @@ class SimulatedGuessHider(HiderBot):
                 best, top = move, value
         return best
 
+    def _missed(self, k: int, m: int, dets: tuple[int, ...], mask: int, seat: int,
+                depth: int, prob: float) -> float:
+        """``hider``'s value of the detectives' replies (its ``_detectives``) given that no
+        detective steps onto ``m`` this round (the model's replies renormalised over the
+        misses)."""
+        if seat >= len(dets):
+            return self._mrx(k, m, dets, mask, depth - 1, prob)
+        assert self._tb is not None
+        here = dets[seat]
+        options = [n for n in self._tb.neighbours[here] if n not in dets]
+        if not options:
+            return self._missed(k, m, dets, mask, seat + 1, depth, prob)
+        total = weight = 0.0
+        for n, p in self._policy(here, options, dets, mask):
+            if n == m:
+                continue
+            moved = (*dets[:seat], n, *dets[seat + 1:])
+            weight += p
+            total += p * self._missed(k, m, moved, mask & ~(1 << n), seat + 1, depth, prob * p)
+        return total / weight if weight > 0.0 else 0.0
+
 
 _BOTS: dict[str, Bot] = {}
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bots.base import Bot
-from bots.spec import BotSpec, BotSpecError, parse_option_pairs, parse_spec
+from bots.spec import BotSpec, BotSpecError, parse_spec
 from game.errors import YardError
 
 ENTRY_POINT_GROUP = "yard.bots"
@@ -210,9 +210,3 @@ def _convert(bot: str, key: str, value: Any, default: Any) -> Any:
     except ValueError:
         raise BotOptionError(f"bot {bot!r}: option {key}={value!r} is not a valid "
                              f"{type(default).__name__}") from None
-
-
-def parse_options(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
-    """``["c=2.0", "iterations=500"]`` -> ``{"c": "2.0", "iterations": "500"}`` (see
-    :func:`bots.spec.parse_option_pairs`)."""
-    return parse_option_pairs(pairs)

@@ -19,7 +19,7 @@ GAMES = {"grid5": 800, "warwick": 300, "dash": 300, "bristol": 150, "classic": 1
 
 
 def _buffers(tb: K.Tables) -> tuple[np.ndarray, np.ndarray]:
-    size = K.max_moves_bound(tb)
+    size = K.max_bound_from(tb)
     return np.zeros((size, 4), np.int32), np.zeros((size, 4), np.int32)
 
 

@@ -89,12 +89,6 @@ def tables_for(rules: Ruleset) -> Tables:
                   np.ascontiguousarray(board.distances()), rp, reveal)
 
 
-def max_moves_bound(tables: Tables) -> int:
-    """An upper bound on the number of legal moves in any position (buffer size)."""
-    singles = int(tables.deg.sum(axis=0).max() + tables.sec_deg.max())
-    return singles + singles * singles + 16
-
-
 def state_size(k: int) -> int:
     """Length of the compact state array with ``k`` detectives."""
     return ST_POS + (k + 1) * 6
@@ -372,12 +366,6 @@ def playout(tb: Tables, st: Any, moves: Any, scratch: Any, epsilon: float,
 
 
 @njit(cache=True)
-def seed_kernel(seed: int) -> None:
-    """Seed the kernel's random generator (numba keeps its own)."""
-    np.random.seed(seed)
-
-
-@njit(cache=True)
 def random_playouts(tb: Tables, st: Any, count: int, epsilon: float, filtering: bool,
                     seed: int) -> int:
     """Run ``count`` playouts from ``st`` (a benchmark helper); returns Mister X's wins."""
@@ -395,7 +383,7 @@ def random_playouts(tb: Tables, st: Any, count: int, epsilon: float, filtering: 
 
 @njit(cache=True)
 def max_bound_from(tb: Tables) -> int:
-    """:func:`max_moves_bound`, callable from compiled code."""
+    """An upper bound on the number of legal moves in any position (buffer size)."""
     best = 0
     for s in range(tb.deg.shape[1]):
         total = tb.deg[0, s] + tb.deg[1, s] + tb.deg[2, s]
