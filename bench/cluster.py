@@ -28,9 +28,10 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import ray  # noqa: E402
 
 from db.store import Database  # noqa: E402
-from tournament.cluster import ClusterRun, parse_cluster  # noqa: E402
+from tournament.cluster import ClusterRun  # noqa: E402
 from tournament.players import resolve_players  # noqa: E402
-from tournament.runner import TournamentSpec, create  # noqa: E402
+from tournament.ray_setup import parse_cluster  # noqa: E402
+from tournament.spec import TournamentSpec, create  # noqa: E402
 
 
 def main() -> None:

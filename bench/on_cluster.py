@@ -1,6 +1,6 @@
 """``--cluster`` for the benchmarks: run seed chunks as Ray tasks.
 
-A thin wrapper of :func:`tournament.cluster.map_on_cluster` that a script in bench/
+A thin wrapper of :func:`tournament.ray_setup.map_on_cluster` that a script in bench/
 can import: bench/server.py would shadow the ``server`` package, so bench/ leaves the path
 before that import. Needs the cluster extra (``pip install -e '.[cluster]'``).
 """
@@ -26,7 +26,7 @@ def local_cpus(address: str) -> int | None:
     """The CPUs of a ``local[:N]`` address, ``None`` for a cluster; a bad address raises
     ``ClusterError`` (a ``YardError``) saying what is accepted."""
     _unshadow()
-    from tournament.cluster import parse_cluster
+    from tournament.ray_setup import parse_cluster
 
     return parse_cluster(address).local_cpus
 
@@ -37,7 +37,7 @@ def map_on_cluster(address: str, fn: Callable[[Part], Result], parts: Sequence[P
     (``auto``, ``ray://HOST:PORT`` or ``local[:N]``), in the order of ``parts``; inside
     :func:`session` they reuse its Ray connection."""
     _unshadow()
-    from tournament.cluster import map_on_cluster as run
+    from tournament.ray_setup import map_on_cluster as run
 
     return run(address, fn, parts)
 
@@ -49,7 +49,7 @@ def session(address: str | None) -> Iterator[None]:
         yield
         return
     _unshadow()
-    from tournament.cluster import import_ray, init_ray, parse_cluster
+    from tournament.ray_setup import import_ray, init_ray, parse_cluster
 
     ray = import_ray()
     init_ray(ray, parse_cluster(address))

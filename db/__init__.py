@@ -2,9 +2,12 @@
 
 * :mod:`db.records` — plain records shared with the server and ratings (no SQLAlchemy).
 * :mod:`db.store` — :class:`db.store.Database`: ``connect(url)``, ``save_game``,
-  ``load_game``, ``list_games``, ``results``, tournaments and their schedules.
+  ``load_game``, ``list_games``, ``results``, tournaments, schedules and leases (one
+  module each), and the web pages' queries (:mod:`db.store.queries`).
+* :mod:`db.portable` — the game record format (``docs/records.md``): what export writes,
+  import reads and ``game_records`` stores; :mod:`db.legacy` reads rows of older yards.
 * :mod:`db.migrations` — the ``schema_version`` table and ordered migrations.
-* :mod:`db.engine` — engine creation (SQLite WAL, foreign keys, busy timeout), default URL.
+* :mod:`db.engine` — engine creation (SQLite WAL, foreign keys, busy timeout).
 * :mod:`db.replay` — a stored game move by move (``yard replay``).
 * :mod:`db.exchange` — stored games as self-contained records and record files read back.
 * :mod:`db.build` — a :class:`db.records.GameRecord` from an in-process engine game.

@@ -6,13 +6,15 @@ same file at once. The driver's own implicit transactions are switched off and S
 emits ``BEGIN`` itself (the documented pysqlite recipe), so DDL is transactional and write
 transactions can take the lock up front with ``BEGIN IMMEDIATE`` (an engine derived with
 ``execution_options(yard_write=True)``); that avoids deadlocks between two writers
-upgrading read locks, which the busy timeout cannot resolve.
+upgrading read locks, which the busy timeout cannot resolve. A file opened read-only
+(``sqlite:///file:PATH?mode=ro&uri=true``, or without write permission) keeps its journal
+mode, and every read works on it.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +28,6 @@ from db.errors import DatabaseError
 
 DEFAULT_DB_URL = "sqlite:///yard.db"
 BUSY_TIMEOUT_MS = 30_000
-
-
-def default_db_url() -> str:
-    """``$YARD_DB`` if set, else :data:`DEFAULT_DB_URL` (a file in the current folder)."""
-    return os.environ.get("YARD_DB") or DEFAULT_DB_URL
 
 
 def parse_url(url: str) -> URL:
@@ -76,7 +73,11 @@ def _tune_sqlite(engine: Engine) -> None:
         cursor = dbapi_conn.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as exc:  # a read-only file keeps its journal mode
+            if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_READONLY:
+                raise
         cursor.close()
 
     @event.listens_for(engine, "begin")

@@ -4,8 +4,8 @@ Tables: ``bots`` (name, version), ``tournaments`` (spec and runner state as JSON
 ``scheduled_games`` (a tournament's whole schedule), ``games`` (one finished game: ruleset,
 seed, start position, result, players, timing), ``game_seats`` (who played each seat, and
 which process), ``turns`` (every refereed turn with its time, fault code and reported search
-effort) and ``game_records`` (the full record, truth plus per-seat transcripts, as JSON, for
-replays).
+effort) and ``game_records`` (the game's self-contained record as JSON, less what the other
+tables hold: :func:`db.portable.to_stored`).
 """
 
 from __future__ import annotations
@@ -130,7 +130,8 @@ class TurnRow(Base):
 
 
 class GameRecordRow(Base):
-    """The full :class:`~db.records.GameRecord` of a game as JSON."""
+    """A game's record as JSON (:func:`db.portable.to_stored`; rows of older yards are in
+    the forms :mod:`db.legacy` reads)."""
 
     __tablename__ = "game_records"
 

@@ -10,7 +10,11 @@ Reading a record (:func:`from_portable`) checks it completely: the ruleset and b
 every move replayed by the engine, Mister X's path and the result
 (:func:`db.replay.check_record`).
 
-No SQLAlchemy here: the database side is :meth:`db.store.Database.import_games`.
+The database stores this record too (:func:`to_stored`, read back by :func:`from_stored`):
+without ``first_turn``, ``moves``, ``tournament`` and ``schedule``, which its tables hold
+(``turns``, ``games.tournament_id``, ``games.schedule_id``), and with ``transcripts`` when a
+record carries some (a forfeit's reason). Rows stored by older yards are read by
+:mod:`db.legacy`. No SQLAlchemy here: the database side is :mod:`db.store`.
 
 >>> from game import new_game
 >>> from db.build import record_from_moves
@@ -20,6 +24,11 @@ No SQLAlchemy here: the database side is :meth:`db.store.Database.import_games`.
 >>> data["format"], data["version"], data["moves"][0]["seat"], data["board"]["name"]
 ('yard-game-record', 1, 'mrx', 'grid5x5')
 >>> from_portable(json.loads(json.dumps(data))).record.turns == rec.turns
+True
+>>> stored = to_stored(rec)
+>>> sorted(set(data) - set(stored))
+['first_turn', 'moves', 'schedule', 'tournament']
+>>> from_stored(stored, rec.turns, ruleset=rec.ruleset, moves=rec.moves) == rec
 True
 """
 
@@ -32,8 +41,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from db.codec import EFFORT_KEYS
-from db.errors import RecordError, ReplayError
+from db.errors import DatabaseError, RecordError, ReplayError
 from db.records import (
     GameRecord,
     MatchLog,
@@ -46,6 +54,7 @@ from db.replay import check_record, replay_game
 from game import Outcome, YardError, parse_seat, seat_name
 from game.board import board_digest
 from game.rules import Ruleset, load_ruleset, ruleset_from_dict
+from protocol.messages import EFFORT_KEYS, EFFORT_LIMIT
 
 RECORD_FORMAT = "yard-game-record"
 RECORD_VERSION = 1
@@ -58,7 +67,7 @@ MAX_BOT_VERSION = 100
 MAX_MOVE = 40
 MAX_FAULT = 40
 MAX_INSTANCE = 64
-EFFORT_LIMIT = 2**63
+MAX_START = 10_000
 MAX_LINE = 16 * 1024 * 1024
 
 
@@ -84,22 +93,11 @@ def to_portable(record: GameRecord, tournament: TournamentInfo | None = None,
     Raises :class:`RecordError` if the game's ruleset cannot be rebuilt (a game stored by
     an older yard on a custom map, whose map was not kept).
     """
-    rules = _record_rules(record)
     first = record.turns[0].index if record.turns else 0
     data = {
-        "format": RECORD_FORMAT, "version": RECORD_VERSION,
-        "game_id": record.game_id,
-        "ruleset": rules.definition(),
-        "board": {"name": rules.board.name, "sha256": board_digest(rules.board)},
-        "seed": record.seed,
-        "start": record.start_position,
-        "players": [_player(s) for s in sorted(record.seats, key=lambda s: s.seat)],
-        "first_turn": first,
+        **_head(record), "first_turn": first,
         "moves": [_move(t, first + i) for i, t in enumerate(record.turns)],
-        "mrx_path": list(record.mrx_path),
-        "result": record.outcome.to_dict(),
-        "started_at": record.started_at.isoformat(),
-        "finished_at": record.finished_at.isoformat(),
+        **_tail(record),
         "tournament": None if tournament is None else {
             "id": tournament.tournament_id, "created_at": tournament.created_at.isoformat(),
             "spec": tournament.spec},
@@ -110,6 +108,43 @@ def to_portable(record: GameRecord, tournament: TournamentInfo | None = None,
     if record.log is not None:  # the server's match log: every message can be rebuilt
         data["log"] = record.log.to_dict()
     return data
+
+
+def to_stored(record: GameRecord) -> dict[str, Any]:
+    """The record as the database stores it: :func:`to_portable` without what the tables
+    hold (``first_turn``, ``moves``, ``tournament``, ``schedule``), with the record's
+    ``transcripts`` when it has some. A game whose ruleset does not build is stored with
+    its definition as it is and ``board`` ``null`` (it is kept; only its export fails)."""
+    try:
+        head = _head(record)
+    except RecordError:
+        head = _head(record, strict=False)
+    data = {**head, **_tail(record)}
+    if record.log is not None:
+        data["log"] = record.log.to_dict()
+    if record.transcripts:
+        data["transcripts"] = record.transcripts
+    return data
+
+
+def _head(record: GameRecord, strict: bool = True) -> dict[str, Any]:
+    rules = _record_rules(record) if strict else None
+    return {
+        "format": RECORD_FORMAT, "version": RECORD_VERSION,
+        "game_id": record.game_id,
+        "ruleset": record.ruleset_definition if rules is None else rules.definition(),
+        "board": None if rules is None else {"name": rules.board.name,
+                                             "sha256": board_digest(rules.board)},
+        "seed": record.seed,
+        "start": record.start_position,
+        "players": [_player(s) for s in sorted(record.seats, key=lambda s: s.seat)],
+    }
+
+
+def _tail(record: GameRecord) -> dict[str, Any]:
+    return {"mrx_path": list(record.mrx_path), "result": record.outcome.to_dict(),
+            "started_at": record.started_at.isoformat(),
+            "finished_at": record.finished_at.isoformat()}
 
 
 def to_line(record: GameRecord, tournament: TournamentInfo | None = None,
@@ -193,7 +228,7 @@ def _read(data: dict[str, Any], game_id: str) -> PortableGame:
     rules = _rules(data)
     record = GameRecord(
         game_id=game_id, ruleset=rules.name, ruleset_definition=_dict(data, "ruleset"),
-        seed=_opt_int(data, "seed"), start_position=_str(data, "start", 10_000),
+        seed=_opt_int(data, "seed"), start_position=_str(data, "start", MAX_START),
         seats=_seats(data), outcome=_outcome(data), turns=_turns(data),
         mrx_path=_int_list(data, "mrx_path"), started_at=_time(data, "started_at"),
         finished_at=_time(data, "finished_at"), moves=0)
@@ -376,6 +411,39 @@ def _tournament(data: dict[str, Any]) -> tuple[TournamentInfo | None, ScheduledG
     return info, entry
 
 
+def from_stored(data: Any, turns: list[TurnRecord], *, ruleset: str, moves: int,
+                tournament_id: str | None = None, schedule_id: int | None = None
+                ) -> GameRecord:
+    """The :class:`GameRecord` of a record written by :func:`to_stored`, given what the
+    tables hold (its turns, the ``games`` row's ruleset name, move count, tournament and
+    schedule entry). The shape is checked, the moves are not replayed (they were checked
+    when stored); raises :class:`DatabaseError` on a malformed record."""
+    named = data.get("game_id") if isinstance(data, dict) else None
+    try:
+        if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
+            raise RecordError("not a yard game record")
+        version = data.get("version")
+        if not isinstance(version, int) or isinstance(version, bool) \
+                or not 1 <= version <= RECORD_VERSION:
+            raise RecordError(f"record version {version!r:.40} is not one this yard reads "
+                              f"(1..{RECORD_VERSION}); upgrade yard")
+        seats = _seats(data)
+        transcripts = data.get("transcripts") or {}
+        if not isinstance(transcripts, dict):
+            raise RecordError("transcripts must be an object")
+        return GameRecord(
+            game_id=_str(data, "game_id", MAX_GAME_ID), ruleset=ruleset,
+            ruleset_definition=_dict(data, "ruleset"), seed=_opt_int(data, "seed"),
+            start_position=_str(data, "start", MAX_START), seats=seats,
+            outcome=_outcome(data), turns=turns, mrx_path=_int_list(data, "mrx_path"),
+            started_at=_time(data, "started_at"), finished_at=_time(data, "finished_at"),
+            moves=moves, tournament_id=tournament_id, schedule_id=schedule_id,
+            transcripts=transcripts, log=_match_log(data, seats))
+    except RecordError as exc:
+        raise DatabaseError(f"stored record of game {named!r:.{MAX_GAME_ID + 2}} is "
+                            f"malformed: {exc}") from None
+
+
 # ---------------------------------------------------------------- field helpers
 
 
@@ -483,5 +551,5 @@ def read_lines(lines: Iterable[str]) -> Iterator[tuple[int, PortableGame | Recor
             yield number, exc
 
 
-__all__ = ["RECORD_FORMAT", "RECORD_VERSION", "PortableGame", "from_portable", "read_lines",
-           "to_line", "to_portable"]
+__all__ = ["EFFORT_KEYS", "EFFORT_LIMIT", "RECORD_FORMAT", "RECORD_VERSION", "PortableGame",
+           "from_portable", "from_stored", "read_lines", "to_line", "to_portable", "to_stored"]

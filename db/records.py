@@ -142,8 +142,7 @@ class ScheduledGame:
     pair number). ``mrx``/``detectives`` are player specs: a bot name, or a detective team
     such as ``"dqn+alphabeta"`` (seats take the names in turn). ``schedule_id`` is assigned
     by the database; a schedule entry is done exactly when a game with that ``schedule_id``
-    exists. Any object with ``index, pair_index, mrx, detectives, seed`` (and optionally
-    ``pair_key``) can be passed to :meth:`db.store.Database.schedule`.
+    exists.
     """
 
     index: int

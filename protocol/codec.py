@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from protocol.errors import ErrorCode, ProtocolError
-from protocol.messages import MESSAGE_TYPES, Effort, Message, MoveMsg
+from protocol.messages import EFFORT_KEYS, MESSAGE_TYPES, Effort, Message, MoveMsg
 
 DEFAULT_MAX_SIZE = 64 * 1024
 """Largest frame (in characters) :func:`decode` accepts unless told otherwise."""
@@ -128,7 +128,7 @@ def decode(text: str | bytes, max_size: int = DEFAULT_MAX_SIZE, strict: bool = T
 
 
 _MOVE_KEYS = frozenset(("type", "game", "turn", "move", "seat", "effort"))
-_EFFORT_KEYS = frozenset(("playouts", "nodes", "depth"))
+_EFFORT_KEYS = frozenset(EFFORT_KEYS)
 
 
 def _fast_move(text: str | bytes) -> MoveMsg | None:

@@ -84,7 +84,7 @@ class Effort:
     depth: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("playouts", "nodes", "depth"):
+        for name in EFFORT_KEYS:
             value = getattr(self, name)
             if value is not None and not 0 <= value < EFFORT_LIMIT:
                 raise ProtocolError(ErrorCode.BAD_VALUE, f"effort.{name} must be an integer "
@@ -92,10 +92,12 @@ class Effort:
 
     def to_dict(self) -> dict[str, int]:
         """The reported keys only."""
-        return {k: v for k in ("playouts", "nodes", "depth")
-                if (v := getattr(self, k)) is not None}
+        return {k: v for k in EFFORT_KEYS if (v := getattr(self, k)) is not None}
 
 
+EFFORT_KEYS = ("playouts", "nodes", "depth")
+"""The keys of :class:`Effort`, in this order everywhere they are written (the move
+message, game records, the ``turns`` table)."""
 EFFORT_LIMIT = 2**63
 """Effort values must be below this (they are stored as 64-bit integers)."""
 
@@ -312,10 +314,10 @@ class MatchStarted(Message):
 
 
 @dataclass(frozen=True)
-class MatchResult(Message):
-    """Pushed to the admin connection that started a game, after its record is stored."""
+class MatchOutcome(Message):
+    """How a game ended, as its admin hears it: the base of ``match_result`` and
+    ``match_over`` (one wire form, two moments). Not a message itself: no ``type``."""
 
-    TYPE: ClassVar[str] = "match_result"
     game: str
     winner: Winner | None
     termination: Termination
@@ -327,19 +329,18 @@ class MatchResult(Message):
 
 
 @dataclass(frozen=True)
-class MatchOver(Message):
+class MatchResult(MatchOutcome):
+    """Pushed to the admin connection that started a game, after its record is stored."""
+
+    TYPE: ClassVar[str] = "match_result"
+
+
+@dataclass(frozen=True)
+class MatchOver(MatchOutcome):
     """Pushed to the admin that started a game with ``match_over`` set, as soon as the game
     ends (before its record is stored; ``match_result`` or ``store_failed`` follows)."""
 
     TYPE: ClassVar[str] = "match_over"
-    game: str
-    winner: Winner | None
-    termination: Termination
-    seat: str | None
-    moves: int
-    tag: str | None = None
-    tournament_id: str | None = None
-    schedule_id: int | None = None
 
 
 MESSAGE_TYPES: dict[str, type[Message]] = {

@@ -27,16 +27,11 @@ from db.models import GameRow, ScheduledGameRow
 from db.store import Database
 from game import Outcome, Termination
 from ratings.sprt import Decision, SprtSpec
-from tournament.cluster import (
-    ClaimingRunner,
-    ClusterError,
-    ClusterRun,
-    check_database,
-    parse_cluster,
-)
+from tournament.cluster import ClaimingRunner, ClusterRun
 from tournament.engines import parse_engine
 from tournament.players import resolve_players
-from tournament.runner import TournamentSpec, create
+from tournament.ray_setup import ClusterError, check_database, parse_cluster
+from tournament.spec import TournamentSpec, create
 from tournament.sprt import SprtMonitor, sprt_state, stored_sprt_state
 
 POSTGRES_URL = os.environ.get("YARD_TEST_POSTGRES_URL")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-import db.store
+import db.store.games
 from bots.arena import play_game
 from bots.registry import make_bot
 from db.build import record_from_moves
@@ -52,14 +52,20 @@ def played_record(game_id: str, seed: int = 5, rules: str = "grid5",
 
 def format_1(record: GameRecord) -> dict[str, Any]:
     """``record`` in the JSON form stored before match logs (record format 1): turns and
-    per-seat transcripts inline."""
-    from db.codec import record_to_dict, turn_to_dict
+    per-seat transcripts inline, effort keys only where reported."""
+    from dataclasses import asdict
 
-    data = {**record_to_dict(record), "format": 1,
-            "turns": [turn_to_dict(t) for t in record.turns],
+    return {"format": 1, "game_id": record.game_id, "ruleset": record.ruleset,
+            "ruleset_definition": record.ruleset_definition, "seed": record.seed,
+            "start_position": record.start_position,
+            "seats": [asdict(s) for s in record.seats], "outcome": record.outcome.to_dict(),
+            "mrx_path": record.mrx_path, "started_at": record.started_at.isoformat(),
+            "finished_at": record.finished_at.isoformat(), "moves": record.moves,
+            "tournament_id": record.tournament_id, "schedule_id": record.schedule_id,
+            "turns": [{k: v for k, v in asdict(t).items()
+                       if v is not None or k not in ("playouts", "nodes", "depth")}
+                      for t in record.turns],
             "transcripts": record.transcripts}
-    data.pop("log", None)
-    return data
 
 
 @pytest.fixture(params=BACKENDS)
@@ -143,7 +149,7 @@ def test_a_crash_mid_write_leaves_nothing(database: Database,
         assert session.get(GameRow, record.game_id) is not None  # really mid-write
         raise RuntimeError("power cut")
 
-    monkeypatch.setattr(db.store, "_add_turns", crash)
+    monkeypatch.setattr(db.store.games, "_add_turns", crash)
     with pytest.raises(RuntimeError):
         database.save_game(played_record("g-crash"))
     monkeypatch.undo()

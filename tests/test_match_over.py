@@ -24,7 +24,8 @@ from db.store import Database
 from protocol import ErrorCode
 from server.app import MatchServer
 from server.core import ServerConfig
-from tournament.runner import TournamentRunError, TournamentRunner, TournamentSpec, create
+from tournament.runner import TournamentRunner
+from tournament.spec import TournamentRunError, TournamentSpec, create
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 

@@ -24,7 +24,7 @@ def test_round_robin_covers_every_ordered_pairing_once_per_pair() -> None:
 
 def test_pairs_share_seed_and_swap_roles() -> None:
     games = make_schedule(["a", "b"], pairs=3, seed=5)
-    by_key: dict[str, list[tuple[str, str, int]]] = {}
+    by_key: dict[str, list[tuple[str, str, int | None]]] = {}
     for g in games:
         by_key.setdefault(g.pair_key, []).append((g.detectives, g.mrx, g.seed))
     assert len(by_key) == 3

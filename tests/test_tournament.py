@@ -277,7 +277,9 @@ def test_concurrency_is_checked_before_anything_is_stored(tmp_path: Path) -> Non
 def test_runner_uses_the_bot_checks_it_is_given(tmp_path: Path) -> None:
     """`yard tournament run` checks the bots once and hands the answer to the runner,
     which then starts no second `yard bots --json` (what it was given is what it uses)."""
-    from tournament.runner import BuiltinBot, TournamentRunner, TournamentSpec, create
+    from tournament.discovery import BuiltinBot
+    from tournament.runner import TournamentRunner
+    from tournament.spec import TournamentSpec, create
 
     url = db_url(tmp_path)
     db = Database.connect(url)

@@ -10,9 +10,10 @@ from game.errors import YardError
 from protocol import StartMatch
 from protocol.messages import MatchResult
 from server.admin import AdminClient, AdminError
+from tournament.discovery import bot_roles
 from tournament.engines import Engine, engine_table, spec_engine, start_engine
 from tournament.processes import Child, start_server
-from tournament.runner import TournamentSpec, bot_roles
+from tournament.spec import TournamentSpec
 
 
 class MatchError(YardError):

@@ -1,7 +1,8 @@
 """Play a stored tournament schedule on a match server.
 
-The runner is orchestration only: pairings come from :mod:`tournament.schedule`,
-storage from :mod:`db.store`, refereeing from the server. Without a server URL it starts
+The runner is orchestration only: the tournament's definition and schedule come from the
+database (stored by :func:`tournament.spec.create`), the bots' roles and needs from
+:mod:`tournament.discovery`, refereeing from the server. Without a server URL it starts
 ``yard serve`` and, per bot, one process for each game slot (:mod:`tournament.pool`:
 concurrent games never share a bot process): ``yard bot SPEC`` for built-in, installed and
 class bots, the command of a command engine (:mod:`tournament.engines`); built-in bots get no
@@ -14,24 +15,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from bots.spec import BotSpec, parse_option_pairs
 from db.records import ScheduledGame
 from db.store import Database
-from game import Outcome, Termination, load_ruleset
-from game.errors import YardError
+from game import Outcome, Termination
 from protocol import ErrorCode, OnTimeout, Policy, StartMatch, TimeControl
 from protocol.messages import MatchResult
-from ratings.sprt import SprtError, SprtSpec, SprtState
+from ratings.sprt import SprtState
 from server.admin import AdminClient, AdminError
-from tournament.engines import Engine, EngineError, spec_engine
+from tournament.discovery import BuiltinBot, bot_infos
+from tournament.engines import EngineError
 from tournament.pool import (
     BotLaunch,
     BotPool,
@@ -39,114 +37,14 @@ from tournament.pool import (
     default_concurrency,
     oversubscription,
 )
-from tournament.processes import Child, ProcessError, start_server, yard_argv
-from tournament.schedule import Format, bots_of, make_schedule, mrx_bot, team_members
+from tournament.processes import Child, ProcessError, start_server
+from tournament.schedule import mrx_bot, team_members
+from tournament.spec import TournamentRunError, TournamentSpec
 from tournament.sprt import SprtMonitor, record_state, store_state
 
 log = logging.getLogger(__name__)
 
 RETRY_S = 0.25
-
-
-class TournamentRunError(YardError):
-    """A tournament could not be set up or run."""
-
-
-@dataclass(frozen=True)
-class TournamentSpec:
-    """Everything that defines a tournament; stored with it so a resume needs no flags."""
-
-    rules: str
-    bots: list[str]
-    format: str = Format.ROUND_ROBIN.value
-    pairs: int = 10
-    seed: int = 0
-    move_time: float = 10.0
-    bank_time: float = 0.0
-    self_play: bool = False
-    detectives: int | None = None
-    on_timeout: str = OnTimeout.FORFEIT.value
-    max_illegal: int = 3
-    connect_timeout: float = 15.0
-    bot_options: dict[str, list[str]] = field(default_factory=dict)
-    #: An SPRT of the first player against the second (``SprtSpec.to_dict()``); ``pairs``
-    #: is then the most pairs the test may use.
-    sprt: dict[str, float] | None = None
-    #: Bots that are not built-in or installed ones: name -> ``Engine.to_dict()``.
-    engines: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (stored in the database)."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TournamentSpec:
-        """Inverse of :meth:`to_dict`; unknown keys are ignored for forward compatibility."""
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        return cls(**known)
-
-    def validate(self) -> None:
-        """Check the ruleset and numbers before anything is stored or started."""
-        rules = load_ruleset(self.rules)
-        if self.detectives is not None:
-            rules.with_detectives(self.detectives)
-        if self.move_time <= 0 or self.bank_time < 0 or self.connect_timeout < 0:
-            raise TournamentRunError("--move-time must be > 0 and --bank-time >= 0")
-        if self.max_illegal < 1:
-            raise TournamentRunError("--max-illegal must be at least 1")
-        make_schedule(self.bots, self.pairs, self.seed, Format(self.format), self.self_play)
-        if self.sprt is not None:
-            self._validate_sprt()
-
-    def _validate_sprt(self) -> None:
-        try:
-            SprtSpec.from_dict(self.sprt or {})
-        except SprtError as exc:
-            raise TournamentRunError(f"--sprt: {exc}") from None
-        if len(self.bots) != 2:
-            raise TournamentRunError(f"--sprt tests one player against another: give "
-                                     f"exactly two players in --bots, not {len(self.bots)}")
-        if self.self_play:
-            raise TournamentRunError("--sprt cannot be combined with --self-play")
-
-    def bot_names(self) -> list[str]:
-        """Every distinct bot process the tournament needs, in first-mention order."""
-        names = [name for player in self.bots for name in bots_of(player)]
-        return list(dict.fromkeys(names))
-
-    def engine(self, name: str) -> Engine:
-        """How to launch bot ``name``: its ``--engine``, else ``yard bot NAME`` with the
-        tournament's options for it."""
-        if name in self.engines:
-            return Engine.from_dict(self.engines[name])
-        return spec_engine(BotSpec(name).with_options(
-            parse_option_pairs(self.bot_options.get(name, []))), name)
-
-    def check_roles(self, roles: dict[str, list[str]]) -> None:
-        """Raise unless every bot is known (``roles``: name -> roles it plays) and plays
-        the side each player spec puts it on."""
-        for player in self.bots:
-            wanted = [(mrx_bot(player), "mrx")]
-            wanted += [(name, "detectives") for name in team_members(player)]
-            for name, role in wanted:
-                if name not in roles:
-                    raise TournamentRunError(f"unknown bot {name!r}; bots: "
-                                             f"{', '.join(sorted(roles))} (or a class "
-                                             f"file.py:Class, or an --engine)")
-                if role not in roles[name]:
-                    raise TournamentRunError(
-                        f"bot {name!r} cannot play {role} (it plays "
-                        f"{' and '.join(roles[name])}); tournaments swap roles, so give "
-                        f"such a bot a partner, e.g. 'run2/rush' (Mister X/detectives)")
-
-
-def create(db: Database, spec: TournamentSpec) -> str:
-    """Validate ``spec``, store the tournament and its whole schedule; returns its id."""
-    spec.validate()
-    games = make_schedule(spec.bots, spec.pairs, spec.seed, Format(spec.format), spec.self_play)
-    tournament_id = db.create_tournament(spec.to_dict())
-    db.schedule(tournament_id, games)
-    return tournament_id
 
 
 @dataclass
@@ -156,7 +54,6 @@ class Progress:
     total: int
     done: int = 0
     played_now: int = 0
-    forfeits: int = 0
     aborted: int = 0
     started: float = field(default_factory=time.monotonic)
     #: An SPRT tournament's test after the last game (None otherwise).
@@ -172,25 +69,15 @@ class Progress:
 Listener = Callable[[Progress, ScheduledGame, Outcome], None]
 
 
-@dataclass(frozen=True)
-class BuiltinBot:
-    """What ``yard bots --json`` says of a bot (with the tournament's options), or what an
-    ``--engine`` declares."""
-
-    name: str
-    roles: list[str]
-    timed: bool = False
-    cores: int = 1
-
-
 class TournamentRunner:
     """Plays the pending games of one tournament, at most ``concurrency`` at a time.
 
     ``concurrency`` ``None`` picks it: without a server URL from the cores and the bots
     (:func:`tournament.pool.default_concurrency`), with one the number of cores.
     ``notice`` gets one-line warnings (default: the log), e.g. when time-based bots would
-    share cores. ``bots``: what :func:`bot_infos` said of this tournament's spec, when the
-    caller already asked (saves starting ``yard bots --json`` again).
+    share cores. ``bots``: what :func:`~tournament.discovery.bot_infos` said of this
+    tournament's spec, when the caller already asked (saves starting ``yard bots --json``
+    again).
     """
 
     def __init__(self, db: Database, db_url: str, tournament_id: str, *,
@@ -442,69 +329,6 @@ class TournamentRunner:
                                 game_id=f"{self.tournament_id}-{entry.index}-"
                                         f"{int(time.time() * 1000)}")
         return outcome
-
-
-async def bot_roles(spec: TournamentSpec) -> dict[str, list[str]]:
-    """Every bot name ``spec`` may use and the roles each plays (see :func:`bot_infos`)."""
-    return {name: bot.roles for name, bot in (await bot_infos(spec)).items()}
-
-
-async def builtin_roles(options: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
-    """Built-in and installed bot names and their roles (see :func:`builtin_bots`)."""
-    return {name: bot.roles for name, bot in (await builtin_bots(options)).items()}
-
-
-async def builtin_bots(options: dict[str, list[str]] | None = None) -> dict[str, BuiltinBot]:
-    """The built-in and installed bots by name (see :func:`bot_infos`)."""
-    return await bot_infos(TournamentSpec("", [], bot_options=options or {}))
-
-
-async def bot_infos(spec: TournamentSpec) -> dict[str, BuiltinBot]:
-    """Every bot name ``spec`` may use: built-in and installed bots and the tournament's
-    ``bot``/``class`` engines as ``yard bots --json --check`` reports them (the server side
-    never imports the bots package): roles, and with the tournament's options whether they
-    are time-based and the cores a move needs; command engines as declared (both roles by
-    default). Options are checked on the way: a bot that rejects its options or cannot be
-    loaded raises :class:`TournamentRunError` with the reason."""
-    engines = {name: Engine.from_dict(data) for name, data in spec.engines.items()}
-    checks = [f"{name}:{opt}" for name, opts in spec.bot_options.items() for opt in opts]
-    checks += [str(e.spec) for e in engines.values() if e.spec is not None]
-    # Only the bots the spec names (loading every bot costs ~0.3 s); if one is missing,
-    # every bot is listed again, for the error that names them all.
-    wanted = [name for name in spec.bot_names() if name not in engines]
-    wanted += [e.spec.ref for e in engines.values() if e.spec is not None]
-    rows = await bots_json(checks, wanted) if wanted else []
-    if not wanted or not set(wanted) <= {row["name"] for row in rows}:
-        rows = await bots_json(checks)
-    out = {row["name"]: BuiltinBot(row["name"], list(row["roles"]), bool(row.get("timed")),
-                                   max(1, int(row.get("cores", 1))))
-           for row in rows}
-    for name, engine in engines.items():
-        if engine.spec is not None:
-            row = out[engine.spec.ref]
-            out[name] = BuiltinBot(name, row.roles, row.timed, row.cores)
-        else:
-            out[name] = BuiltinBot(name, list(engine.roles or ("detectives", "mrx")))
-    return out
-
-
-async def bots_json(checks: list[str], only: list[str] | None = None) -> list[dict[str, Any]]:
-    """The rows of ``yard bots --json --check SPEC... [--only NAME...]`` (each check must
-    pass)."""
-    args = [arg for check in checks for arg in ("--check", check)]
-    args += [arg for name in only or () for arg in ("--only", name)]
-    proc = await asyncio.create_subprocess_exec(*yard_argv("bots", "--json", *args),
-                                                stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE)
-    out, err = await proc.communicate()
-    if proc.returncode == 2:
-        reason = err.decode(errors="replace").strip().splitlines()
-        raise TournamentRunError(reason[-1].removeprefix("error: ") if reason else
-                                 "`yard bots --check` refused a bot")
-    if proc.returncode != 0:
-        raise TournamentRunError("`yard bots --json` failed; cannot check the bot names")
-    rows: list[dict[str, Any]] = json.loads(out)
-    return rows
 
 
 def _outcome(result: MatchResult) -> Outcome:

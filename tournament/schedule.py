@@ -1,5 +1,8 @@
 """Tournament schedules: role-swapped pairs, round robin or gauntlet. Pure functions.
 
+A schedule is a list of :class:`db.records.ScheduledGame`, the entries the database stores
+(:meth:`db.store.Database.schedule` assigns their ``schedule_id``).
+
 Scotland Yard is asymmetric, so games come in pairs: for bots A and B and pair number p,
 A hunts B and B hunts A from the same start positions (the same game seed).
 
@@ -18,10 +21,9 @@ True
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass
 from enum import Enum
-from typing import Any
 
+from db.records import ScheduledGame
 from game.errors import YardError
 
 
@@ -34,22 +36,6 @@ class Format(Enum):
 
     ROUND_ROBIN = "round-robin"
     GAUNTLET = "gauntlet"
-
-
-@dataclass(frozen=True)
-class ScheduledGame:
-    """One game of a schedule. ``pair_key`` groups the two role-swapped games of a pair."""
-
-    index: int
-    pair_index: int
-    pair_key: str
-    mrx: str
-    detectives: str
-    seed: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
 
 
 def _split(player: str) -> tuple[str, str]:
@@ -92,7 +78,8 @@ def pair_seed(seed: int, a: str, b: str, number: int) -> int:
 def make_schedule(players: list[str], pairs: int, seed: int,
                   fmt: Format = Format.ROUND_ROBIN, self_play: bool = False
                   ) -> list[ScheduledGame]:
-    """Every game of a tournament, in play order (pairs interleaved across matchups)."""
+    """Every game of a tournament, in play order (pairs interleaved across matchups).
+    ``pair_key`` is ``"A|B|p"`` for pair ``p`` of matchup ``(A, B)``."""
     if pairs < 1:
         raise ScheduleError(f"--pairs must be at least 1, got {pairs}")
     if len(set(players)) != len(players):
@@ -107,16 +94,16 @@ def make_schedule(players: list[str], pairs: int, seed: int,
         for a, b in matchups:
             key = f"{a}|{b}|{number}"
             game_seed = pair_seed(seed, a, b, number)
-            games.append(ScheduledGame(len(games), number, key, mrx=b, detectives=a,
-                                       seed=game_seed))
-            games.append(ScheduledGame(len(games), number, key, mrx=a, detectives=b,
-                                       seed=game_seed))
+            games.append(ScheduledGame(len(games), number, mrx=b, detectives=a,
+                                       seed=game_seed, pair_key=key))
+            games.append(ScheduledGame(len(games), number, mrx=a, detectives=b,
+                                       seed=game_seed, pair_key=key))
         if self_play:
             for player in players:
                 key = f"{player}|{player}|{number}"
-                games.append(ScheduledGame(len(games), number, key, mrx=player,
-                                           detectives=player,
-                                           seed=pair_seed(seed, player, player, number)))
+                games.append(ScheduledGame(len(games), number, mrx=player, detectives=player,
+                                           seed=pair_seed(seed, player, player, number),
+                                           pair_key=key))
     return games
 
 

@@ -18,20 +18,16 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sqlalchemy.orm import Session
 
-from db.engine import check_exists, create_engine, parse_url
-from db.errors import DatabaseError, ReplayError
-from db.models import BotRow, GameRow, GameSeatRow
+from db.errors import ReplayError
 from db.records import GameRecord, TournamentInfo, TurnRecord
 from db.store import Database
+from db.store.queries import game_counts, games_page
 from game import Move, State, Termination, YardError, from_text, load_board, seat_name
 from game.board import TRANSPORT_NAMES, Board, Transport
 from game.moves import TICKET_NAMES
@@ -90,11 +86,7 @@ class RatingsCache:
 
     def counts(self, tournament_id: str | None) -> dict[str, int]:
         """Games stored per ruleset (the cache key's last part)."""
-        query = sa.select(GameRow.ruleset, sa.func.count()).group_by(GameRow.ruleset)
-        if tournament_id is not None:
-            query = query.where(GameRow.tournament_id == tournament_id)
-        with Session(self.engine) as session:
-            return {name: int(n) for name, n in session.execute(query).all()}
+        return game_counts(self.engine, tournament_id)
 
     def ratings(self, ruleset: str, tournament_id: str | None, stored: int) -> _Ratings:
         """The cached ratings of one ruleset, computed on a miss."""
@@ -204,44 +196,10 @@ class GameFilter:
 def list_games(engine: Engine, flt: GameFilter) -> dict[str, Any]:
     """One page of stored games, newest first, with the total count of the selection."""
     flt.check()
-    where: list[Any] = []
-    if flt.ruleset is not None:
-        where.append(GameRow.ruleset == flt.ruleset)
-    if flt.tournament_id is not None:
-        where.append(GameRow.tournament_id == flt.tournament_id)
-    if flt.player is not None:
-        seat_bot = sa.select(GameSeatRow.game_id).join(BotRow).where(
-            GameSeatRow.game_id == GameRow.id, BotRow.name == flt.player)
-        where.append(sa.or_(GameRow.mrx_player == flt.player,
-                            GameRow.detective_player == flt.player, seat_bot.exists()))
-    if flt.result == "none":
-        where.append(GameRow.winner.is_(None))
-    elif flt.result is not None:
-        where.append(GameRow.winner == flt.result)
-    if flt.termination is not None:
-        where.append(GameRow.termination == flt.termination)
-    query = sa.select(GameRow).where(*where).order_by(GameRow.started_at.desc(),
-                                                      GameRow.id)
-    with Session(engine) as session:
-        total = session.scalar(sa.select(sa.func.count()).select_from(GameRow).where(*where))
-        rows = session.scalars(query.limit(flt.limit).offset(flt.offset)).all()
-        games = [_game_summary(row) for row in rows]
-    return {"total": int(total or 0), "limit": flt.limit, "offset": flt.offset,
-            "games": games}
-
-
-def _game_summary(row: GameRow) -> dict[str, Any]:
-    return {"game_id": row.id, "ruleset": row.ruleset, "mrx_player": row.mrx_player,
-            "detective_player": row.detective_player, "winner": row.winner,
-            "termination": row.termination,
-            "fault_seat": None if row.fault_seat is None else seat_name(row.fault_seat),
-            "moves": row.moves, "started_at": _iso(row.started_at),
-            "finished_at": _iso(row.finished_at), "tournament_id": row.tournament_id}
-
-
-def _iso(moment: Any) -> str:
-    text: str = moment.isoformat()
-    return text if moment.tzinfo is not None else text + "+00:00"
+    total, games = games_page(engine, ruleset=flt.ruleset, tournament_id=flt.tournament_id,
+                              player=flt.player, result=flt.result,
+                              termination=flt.termination, limit=flt.limit, offset=flt.offset)
+    return {"total": total, "limit": flt.limit, "offset": flt.offset, "games": games}
 
 
 # ---------------------------------------------------------------------- tournaments
@@ -470,27 +428,7 @@ def live_game(source: LiveSource | None, game_id: str) -> dict[str, Any]:
     return snap
 
 
-# ---------------------------------------------------------------------- opening
-
-
-def open_read_engine(url: str) -> Engine:
-    """A second engine on the database for the API's own read queries."""
-    parsed = parse_url(url)
-    check_exists(parsed)
-    try:
-        return create_engine(parsed)
-    except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
-        raise DatabaseError(f"cannot open database: {exc}") from None
-
-
-@contextmanager
-def db_errors(action: str) -> Iterator[None]:
-    """SQLAlchemy errors of the API's own queries as :class:`DatabaseError`."""
-    try:
-        yield
-    except sa.exc.SQLAlchemyError as exc:
-        reason = getattr(exc, "orig", None) or exc
-        raise DatabaseError(f"cannot {action}: {str(reason).splitlines()[0]}") from None
+# ---------------------------------------------------------------------- running
 
 
 def running_tournaments(source: LiveSource | None) -> set[str]:

@@ -43,6 +43,7 @@ from websockets.http11 import Request, Response
 
 from db.errors import DatabaseError, GameNotFoundError, ReplayError, TournamentError
 from db.store import Database
+from db.store.queries import db_errors, open_read_engine
 from server.web.data import (
     GameFilter,
     LiveSource,
@@ -50,11 +51,9 @@ from server.web.data import (
     RatingsCache,
     WebError,
     board_by_name,
-    db_errors,
     list_games,
     live_game,
     live_list,
-    open_read_engine,
     replay,
     running_tournaments,
     sprt_state,

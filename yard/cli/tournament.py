@@ -25,28 +25,22 @@ from db.records import ScheduledGame
 from db.store import Database
 from game import Outcome
 from ratings.sprt import DEFAULT_MAX_PAIRS, SprtError, SprtSpec, SprtState
-from tournament.cluster import (
+from tournament.cluster import ClusterRun
+from tournament.discovery import BuiltinBot, bot_infos
+from tournament.engines import Engine
+from tournament.players import resolve_players
+from tournament.ray_setup import (
     ClusterAddress,
     ClusterError,
-    ClusterRun,
     check_database,
     cluster_session,
     parse_cluster,
 )
-from tournament.engines import Engine
-from tournament.players import resolve_players
 from tournament.report import leader_line, tournament_report
-from tournament.runner import (
-    BuiltinBot,
-    TournamentRunner,
-    TournamentSpec,
-    bot_infos,
-    create,
-)
-from tournament.runner import (
-    Progress as RunProgress,
-)
+from tournament.runner import Progress as RunProgress
+from tournament.runner import TournamentRunner
 from tournament.schedule import Format
+from tournament.spec import TournamentSpec, create
 from yard.cli.options import (
     BOT_OPTION,
     EngineCommand,

@@ -165,7 +165,7 @@ def dqn(rules_name: str, role: str, opponents: str, partner: str | None, games: 
 def _run_cluster(trainer: Trainer, ckpt: Path, quiet: bool, cluster_text: str,
                  actors: int | None, refresh_steps: int) -> TrainStats:
     from bots.dqn.cluster import train_on_cluster
-    from tournament.cluster import ClusterError, import_ray, init_ray, parse_cluster
+    from tournament.ray_setup import ClusterError, import_ray, init_ray, parse_cluster
 
     try:
         cluster = parse_cluster(cluster_text)

@@ -1,0 +1,67 @@
+"""The :class:`Database`: every part of the store over one engine."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from db.engine import check_exists, create_engine, parse_url, safe_url
+from db.errors import DatabaseError
+from db.migrations import migrate
+from db.records import GameRecord, ScheduledGame
+from db.store.base import opt_str
+from db.store.games import Games
+from db.store.leases import Leases
+from db.store.schedule import Schedule
+from db.store.tournaments import Tournaments, forfeit_record
+from game import Outcome
+
+
+class Database(Games, Tournaments, Schedule, Leases):
+    """A yard database. Create with :meth:`connect`; close with :meth:`close`."""
+
+    @classmethod
+    def connect(cls, url: str, *, create: bool = True) -> Database:
+        """Open (creating or migrating the schema) the database at SQLAlchemy ``url``.
+
+        With ``create=False`` a SQLite file that does not exist yet is an error instead of
+        being created (for read-only commands such as ``yard games``).
+        """
+        parsed = parse_url(url)
+        shown = safe_url(parsed)
+        if not create:
+            check_exists(parsed)
+        try:
+            engine = create_engine(parsed)
+        except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
+            raise DatabaseError(f"cannot open database {shown}: {exc}") from None
+        db = cls(engine, shown)
+        with db._errors("open"):
+            migrate(db._writer)
+        return db
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def record_forfeit(self, tournament_id: str, entry: ScheduledGame, outcome: Outcome,
+                       detail: str = "", *, rules: str | None = None,
+                       game_id: str | None = None) -> GameRecord:
+        """Store a scheduled game that could not be played (a bot never connected, crashed
+        before the start...) as a game without moves, so the entry counts as done.
+
+        The start position comes from the tournament's ``spec["rules"]`` (or ``rules``),
+        ``spec.get("detectives")`` and the entry's seed. Idempotent for the default id.
+        """
+        info = self.get_tournament(tournament_id)
+        record = forfeit_record(tournament_id, entry, outcome, detail,
+                                rules=rules or opt_str(info.spec.get("rules")),
+                                detectives=info.spec.get("detectives"), game_id=game_id)
+        self.save_game(record)
+        return record
+
