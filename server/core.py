@@ -497,9 +497,7 @@ class Core:
         finished = Finished(record, notify, result)
         if notify is None or not spec.notify_over:
             return [finished]
-        over = MatchOver(result.game, result.winner, result.termination, result.seat,
-                         result.moves, result.tag, result.tournament_id, result.schedule_id)
-        return [Send(notify, over), finished]
+        return [Send(notify, MatchOver(**vars(result))), finished]  # the same fields
 
     # ------------------------------------------------------------------ faults
 

@@ -25,11 +25,13 @@ from websockets.asyncio.server import ServerConnection, serve
 from db.store import Database
 from game.errors import YardError
 from protocol import TimeControl
-from server.app import GameSink, MatchServer, refusal_slots
+from server.app import MatchServer
 from server.core import ServerConfig
+from server.gate import refusal_slots
 from server.logs import configure as configure_logging
 from server.logs import raise_open_file_limit
 from server.web.http import WebApp, web_url
+from server.writer import GameSink
 
 
 class ServerConfigError(YardError):

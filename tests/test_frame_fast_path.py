@@ -1,7 +1,8 @@
-"""The server's inline frame parser (``_GatedConnection.data_received``) against
-websockets' own: the same bytes, cut into reads at any points, give the client the same
-frames either way, including hostile input (frames split anywhere, several per read, pings
-and closes in between, binary, unmasked, oversized, fragmented, not UTF-8, reserved bits).
+"""The server's inline frame parser (``server.frames.DirectConnection.data_received``)
+against websockets' own: the same bytes, cut into reads at any points, give the client the
+same frames either way, including hostile input (frames split anywhere, several per read,
+pings and closes in between, binary, unmasked, oversized, fragmented, not UTF-8, reserved
+bits).
 
 A real server on loopback and a raw RFC 6455 client over a real socket: after ``hello``
 the test hands the server-side connection its reads directly (``data_received`` with chosen
@@ -28,8 +29,9 @@ from websockets.asyncio.server import ServerConnection
 
 from protocol import StartMatch, TimeControl
 from server.admin import AdminClient
-from server.app import FRAME_SLACK, MatchServer, _GatedConnection
+from server.app import MatchServer
 from server.core import ServerConfig
+from server.frames import FRAME_SLACK, DirectConnection
 
 MAX_SIZE = 1000
 """The server's frame limit in these tests (websockets drops frames over 4x this)."""
@@ -178,12 +180,12 @@ def _normalised(msg: dict[str, Any]) -> dict[str, Any]:
     return {k: "*" if k in ("session", "resume_token") else v for k, v in msg.items()}
 
 
-async def _server_side(server: MatchServer, client: RawClient) -> _GatedConnection:
+async def _server_side(server: MatchServer, client: RawClient) -> DirectConnection:
     """The server's connection object of ``client`` (its handler runs: hello answered)."""
     port = client.writer.get_extra_info("sockname")[1]
     found = [ws for ws in server._sockets.values()
              if ws.transport.get_extra_info("peername")[1] == port]
-    assert len(found) == 1 and isinstance(found[0], _GatedConnection)
+    assert len(found) == 1 and isinstance(found[0], DirectConnection)
     return found[0]
 
 
@@ -392,9 +394,9 @@ async def test_an_unknown_websockets_parser_layout_turns_the_fast_path_off(
         server: MatchServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """If websockets' parser is not the one the fast path knows (another version), every
     frame goes through websockets: the same answers, no frame taken by the fast path."""
-    import server.app as app
+    import server.frames as frames
 
-    monkeypatch.setattr(app, "_PARSE_CODE", None)
+    monkeypatch.setattr(frames, "_PARSE_CODE", None)
     got, delivered, taken = await _run(server, SCRIPTS["plain frames"], [], fast=True)
     assert (got, delivered) == (await _run(server, SCRIPTS["plain frames"], [],
                                            fast=False))[:2]

@@ -319,9 +319,9 @@ async def test_text_frame_that_is_not_utf8_closes_with_1007(server: MatchServer)
 def test_server_frames_are_framed_as_websockets_frames_them() -> None:
     from websockets.frames import Frame, Opcode
 
-    from server.app import _text_header
+    from server.frames import text_header
 
     for size in (0, 1, 125, 126, 127, 65535, 65536, 70000):
         payload = b"x" * size
-        assert _text_header(size) + payload == \
+        assert text_header(size) + payload == \
             Frame(Opcode.TEXT, payload).serialize(mask=False, extensions=[])

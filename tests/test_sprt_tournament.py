@@ -15,7 +15,7 @@ from test_tournament import SCALE, YARD, _server_running, yard
 from db.store import Database
 from game import Outcome, Termination, Winner
 from ratings.sprt import Decision, SprtSpec, llr
-from server.web.data import sprt_state as web_sprt_state
+from server.web.listings import sprt_state as web_sprt_state
 from tournament.runner import TournamentRunner
 from tournament.spec import TournamentSpec, create
 from tournament.sprt import SprtMonitor, record_state, sprt_state, stored_sprt_state

@@ -44,21 +44,12 @@ from websockets.http11 import Request, Response
 from db.errors import DatabaseError, GameNotFoundError, ReplayError, TournamentError
 from db.store import Database
 from db.store.queries import db_errors, open_read_engine
-from server.web.data import (
-    GameFilter,
-    LiveSource,
-    NotFound,
-    RatingsCache,
-    WebError,
-    board_by_name,
-    list_games,
-    live_game,
-    live_list,
-    replay,
-    running_tournaments,
-    sprt_state,
-    tournament_dict,
-)
+from server.web.boards import board_by_name
+from server.web.errors import NotFound, WebError
+from server.web.listings import GameFilter, list_games, sprt_state, tournament_dict
+from server.web.live import LiveSource, live_game, live_list, running_tournaments
+from server.web.ratings_cache import RatingsCache
+from server.web.replay import replay
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,103 @@
+"""Who gets in: open sockets capped in all and per remote address.
+
+A socket over a cap gets an HTTP 503 with the reason (:func:`refusal`), and beyond a
+margin (:func:`refusal_slots`) is dropped at once, so a flood cannot use up the process's
+file descriptors. The count runs from accept to close (:class:`GatedConnection`).
+
+>>> refusal_slots(100), refusal_slots(1000)
+(16, 125)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http
+from typing import ClassVar
+
+from websockets.datastructures import Headers
+from websockets.http11 import Response
+
+from server.core import ServerConfig
+from server.frames import DirectConnection
+
+
+def refusal_slots(max_connections: int) -> int:
+    """Sockets over ``max_connections`` still answered with a 503 (beyond: dropped)."""
+    return max(16, max_connections // 8)
+
+
+class Gate:
+    """Counts open sockets in all and per remote address; decides who is refused."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.total = 0
+        self.per_address: dict[str, int] = {}
+        self.refused = 0
+        #: Frames of closed connections that took the fast path of ``data_received``.
+        self.fast_frames = 0
+
+    def admit(self, address: str) -> str | None:
+        """Count a new socket from ``address``; the reason to refuse it, or ``None``."""
+        self.total += 1
+        count = self.per_address[address] = self.per_address.get(address, 0) + 1
+        if self.total > self.config.max_connections:
+            return f"too many connections (server limit {self.config.max_connections})"
+        if count > self.config.max_per_address:
+            return (f"too many connections from {address} "
+                    f"(limit {self.config.max_per_address} per address)")
+        return None
+
+    def release(self, address: str) -> None:
+        """A socket counted by :meth:`admit` closed."""
+        self.total -= 1
+        left = self.per_address.get(address, 1) - 1
+        if left > 0:
+            self.per_address[address] = left
+        else:
+            self.per_address.pop(address, None)
+
+    def hopeless(self) -> bool:
+        """So many sockets that even a refusal would cost too much: drop at once."""
+        return self.total > self.config.max_connections + refusal_slots(
+            self.config.max_connections)
+
+
+class GatedConnection(DirectConnection):
+    """A server connection counted by its class's :attr:`gate` from accept to close; one
+    the gate refuses keeps the reason in ``yard_refusal`` (answered with :func:`refusal`),
+    or is dropped at once when the gate is :meth:`~Gate.hopeless`."""
+
+    gate: ClassVar[Gate]
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        peer = transport.get_extra_info("peername")
+        self.yard_address = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
+        self.yard_refusal = self.gate.admit(self.yard_address)
+        super().connection_made(transport)
+        if self.yard_refusal is not None:
+            self.gate.refused += 1
+            if self.gate.hopeless() and isinstance(transport, asyncio.WriteTransport):
+                transport.abort()  # no 503 either: keep descriptors for real clients
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self.gate.release(self.yard_address)
+        self.gate.fast_frames += self.yard_fast_frames
+        self.yard_fast_frames = 0
+
+
+def gated(gate: Gate) -> type[GatedConnection]:
+    """The connection class that counts its sockets in ``gate`` (websockets'
+    ``create_connection``)."""
+    return type("GatedConnection", (GatedConnection,), {"gate": gate})
+
+
+def refusal(text: str) -> Response:
+    """The 503 response that refuses a socket over a cap, saying why."""
+    body = (text + "\n").encode()
+    headers = Headers([("Content-Type", "text/plain; charset=utf-8"),
+                       ("Content-Length", str(len(body))), ("Connection", "close"),
+                       ("Retry-After", "5")])
+    status = http.HTTPStatus.SERVICE_UNAVAILABLE
+    return Response(status.value, status.phrase, headers, body)

@@ -1,0 +1,58 @@
+"""Games being played on this server now, read on the event loop from the running
+server's matches: only the spectators' snapshot (the detectives' perspective), never
+hidden information."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from game.views import rules_from_definition
+from protocol import to_json
+from server.web.boards import board_drawing
+from server.web.errors import NotFound
+
+
+class LiveSource(Protocol):
+    """The running server's matches (``server.core.Core`` has ``matches``)."""
+
+    @property
+    def matches(self) -> dict[str, Any]: ...
+
+
+def live_list(source: LiveSource | None) -> list[dict[str, Any]]:
+    """Games being played now, from the spectators' snapshot only (no hidden data)."""
+    if source is None:
+        return []
+    out = []
+    for match in list(source.matches.values()):
+        snap = to_json(match.watching())
+        view = snap["view"]
+        out.append({"game_id": snap["game"], "ruleset": snap["rules"]["name"],
+                    "players": snap["players"], "move_number": view["move_number"],
+                    "to_move": view["to_move"],
+                    "tournament_id": getattr(match.spec, "tournament_id", None)})
+    out.sort(key=lambda g: g["game_id"])
+    return out
+
+
+def live_game(source: LiveSource | None, game_id: str) -> dict[str, Any]:
+    """A running game's spectator snapshot (the protocol's ``watching``: detectives'
+    perspective) plus the board drawing."""
+    match = None if source is None else source.matches.get(game_id)
+    if match is None:
+        raise NotFound(f"no running game {game_id!r:.60}")
+    snap: dict[str, Any] = to_json(match.watching())
+    rules = rules_from_definition(snap["rules"])
+    snap["board"] = board_drawing(rules.board)
+    snap["tournament_id"] = getattr(match.spec, "tournament_id", None)
+    return snap
+
+
+def running_tournaments(source: LiveSource | None) -> set[str]:
+    """Ids of tournaments with a game running on this server."""
+    if source is None:
+        return set()
+    ids: Iterable[Any] = (getattr(m.spec, "tournament_id", None)
+                          for m in list(source.matches.values()))
+    return {i for i in ids if i}
