@@ -147,9 +147,9 @@ def _validate(rules: Ruleset, positions: tuple[int, ...], tickets: tuple[tuple[i
         if not 1 <= station <= n:
             raise PositionError(f"position: {seat_name(seat)} on unknown station {station} "
                                 f"(board {rules.board.name} has 1..{n})")
-    if len(set(positions)) != len(positions):
-        pieces = ", ".join(f"{seat_name(i)}={s}" for i, s in enumerate(positions))
-        raise PositionError(f"position: two pieces on one station ({pieces})")
+    if len(set(positions[1:])) != len(positions) - 1:  # Mister X on one of them: caught
+        pieces = ", ".join(f"{seat_name(i)}={s}" for i, s in enumerate(positions) if i)
+        raise PositionError(f"position: two detectives on one station ({pieces})")
     if len(log) > rules.max_moves:
         raise PositionError(f"position: log has {len(log)} entries, more than "
                             f"max_moves={rules.max_moves}")

@@ -128,11 +128,15 @@ class State:
                       tickets: tuple[tuple[int, ...], ...], log: tuple[LogEntry, ...],
                       to_move: int, possible: frozenset[int]) -> State:
         """A state set up from explicit values (no history): ``possible`` is the public
-        possible-location set. The rule endings apply as after a move: a detective to move
-        who cannot is skipped, and a game already decided is over. The values are taken as
+        possible-location set. The rule endings apply as after a move: Mister X on a
+        detective's station is caught, a detective to move who cannot is skipped, and a game
+        already decided is over. The values are taken as
         valid (:func:`game.position.from_text` checks them)."""
         state = cls._make(rules, positions, tickets, log, to_move, belief=possible)
-        state._settle()
+        if positions[0] in positions[1:]:
+            state._finish(Outcome(Winner.DETECTIVES, Termination.CAUGHT))
+        else:
+            state._settle()
         return state
 
     @classmethod

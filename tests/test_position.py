@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game import MoveParseError, PositionError, from_text, new_game, to_text
+from game import MoveParseError, PositionError, Termination, Winner, from_text, new_game, to_text
 from game.moves import Move
 
 POSITION_EXAMPLES = 200
@@ -39,8 +39,18 @@ def test_round_trip_along_random_games(ruleset: str) -> None:
         state = state.apply(rng.choice(state.legal_moves()))
 
 
+def test_mister_x_on_a_detectives_station_is_a_caught_position() -> None:
+    state = from_text("rules=classic turn=d1 mrx=13:4.3.3.2.5 det=13:10.8.4 log=taxi:13 "
+                      "possible=13")
+    assert state.outcome is not None
+    assert (state.outcome.winner, state.outcome.termination) == (
+        Winner.DETECTIVES, Termination.CAUGHT)
+    assert from_text(to_text(state)).outcome == state.outcome
+
+
 @pytest.mark.parametrize(("text", "message"), [
-    ("rules=classic mrx=13:4.3.3.2.5 det=13:10.8.4", "two pieces on one station"),
+    ("rules=classic mrx=45:4.3.3.2.5 det=13:10.8.4,13:10.8.4",
+     "two detectives on one station"),
     ("rules=classic mrx=45:4.3.3.2.5 det=13:10.8.4.1.0", "cannot hold secret or double"),
     ("rules=classic mrx=45:4.3.3.2.5 det=13:10.8.4.0.1", "cannot hold secret or double"),
     ("rules=classic mrx=45:4.3.3.2.5 det=200:10.8.4", "unknown station 200"),
