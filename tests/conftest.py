@@ -1,13 +1,29 @@
 """Shared test settings and fixtures: a Hypothesis profile without deadlines (the machine is
 shared); a throwaway PostgreSQL schema (on the server named by YARD_TEST_POSTGRES_URL,
-``.ci/postgres start``); a local Ray instance with 2 CPUs (the ``cluster`` extra)."""
+``.ci/postgres start``); a local Ray instance with 2 CPUs (the ``cluster`` extra); the
+compiled MCTS kernel, compiled once per run (:mod:`numba_warmup`).
+
+The suite runs on pytest-xdist workers (``-n auto --dist loadgroup`` in pyproject.toml):
+tests that must share one process say so with ``pytest.mark.xdist_group`` (the Ray tests,
+the browser tests); everything else is spread over the workers one test at a time.
+"""
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One worker per core: numeric libraries (OpenBLAS, OpenMP, torch) in a worker and in
+    # the processes it starts compute on one thread instead of spinning on the other core.
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
 
 import pytest
 import sqlalchemy as sa
@@ -42,15 +58,98 @@ def pg_url() -> Iterator[str]:
         admin.dispose()
 
 
-@pytest.fixture(scope="module")
-def ray_local() -> Iterator[Any]:
-    """A local Ray instance with 2 CPUs for one test module; yields the ``ray`` module.
-    Only for tests collected when Ray is installed (or under CI, where it must be)."""
-    import ray
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--dist loadgroup``: pytest-xdist sends the tests of one ``xdist_group`` to one
+    worker by appending ``@GROUP`` to their node ids in the workers. From pytest 9.2 on its
+    write (``item._nodeid``) no longer takes, node ids being structured, and the groups are
+    silently spread over all workers (pytest-xdist issue 1386). Until its fix (pull request
+    1388, which does the same) is released: append the suffix here, and refuse to run
+    rather than run a group's tests on several workers at once."""
+    if not getattr(config.option, "loadgroup", False):  # set in xdist workers only
+        return
+    for item in items:
+        names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                        for mark in item.iter_markers("xdist_group")})
+        if not names:
+            continue
+        suffix = "@" + "_".join(names)
+        if not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             configure_logging=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
+            item._id = NodeId.parse(item.nodeid + suffix)
+        if not item.nodeid.endswith(suffix):
+            raise pytest.UsageError(f"cannot put {item.nodeid} in its xdist group {suffix}: "
+                                    "run with -n 0, or --dist load (tests/conftest.py)")
+
+
+#: The xdist group of every test that starts Ray or looks for a running Ray instance
+#: (tests/test_cluster.py, tests/test_dqn_cluster.py): one worker runs them one after
+#: another, so they share one Ray instance and no test sees another test's Ray by accident
+#: (``--cluster auto`` connects to any Ray instance running on the machine).
+RAY_GROUP = "ray"
+_ray: Any = None
+
+
+def _in_ray_group(item: pytest.Item | None) -> bool:
+    return item is not None and any(
+        RAY_GROUP in mark.args for mark in item.iter_markers("xdist_group"))
+
+
+@pytest.fixture
+def ray_local() -> Any:
+    """A local Ray instance with 2 CPUs; yields the ``ray`` module. Started by the first test
+    that asks for it and shared with the next tests of the Ray group; stopped after the last
+    of them (:func:`pytest_runtest_teardown`). Only for tests collected when Ray is
+    installed (or under CI, where it must be)."""
+    global _ray
+    if _ray is None:
+        import ray
+
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
+        _ray = ray
+    return _ray
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    global _ray
+    if _ray is not None and not _in_ray_group(nextitem):
+        _ray.shutdown()
+        _ray = None
+
+
+#: Test modules that run the compiled MCTS kernel, in the test process or in the ``yard``
+#: processes they start.
+KERNEL_USERS = frozenset({"test_kernel.py", "test_mcts.py", "test_db_store.py",
+                          "test_fairness.py", "test_reproduce.py", "test_mcts_train.py"})
+_kernel_ready = False
+
+
+def _compile_kernel_once() -> None:
+    """Compile the kernel into numba's cache (or load it from there), one process at a
+    time: the first worker compiles while the others wait on the lock, then load it."""
+    global _kernel_ready
+    if _kernel_ready:
+        return
+    from numba_warmup import warm
+
+    import bots.mcts.kernel
+
+    where = os.environ.get("NUMBA_CACHE_DIR") or str(Path(bots.mcts.kernel.__file__).parent)
+    key = hashlib.sha1(where.encode()).hexdigest()[:12]
+    lock = Path(tempfile.gettempdir()) / f"yard-tests-numba-{key}.lock"
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            warm()
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    _kernel_ready = True
+
+
+@pytest.fixture(autouse=True)
+def _compiled_kernel(request: pytest.FixtureRequest) -> None:
+    if request.node.path.name in KERNEL_USERS:
+        _compile_kernel_once()

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from yard_cli import yard_here
+
 from tournament.botcheck import EXTRA_KEY, Mode, Observer
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
@@ -59,8 +61,10 @@ def test_the_javascript_example_passes() -> None:
 
 
 def test_a_faulty_bot_fails_with_the_reasons() -> None:
+    # Slow on the first move of each game only: what the deadline check looks at (every
+    # move would only slow the other checks down).
     cmd = (f"{sys.executable} {RAW_BOT} --url {{url}} --name {{name}} --no-resume --strict "
-           f"--slow 0.05")
+           f"--slow 0.05 --slow-turns 1")
     out = yard("bot-check", "raw", "--engine", "name=raw", f"cmd={cmd}", "roles=mrx,detectives",
                "--rules", "grid5", "--deadline", "0.02", "--grace", "1", "--json")
     assert out.returncode == 1, out.stdout + out.stderr
@@ -87,8 +91,8 @@ def test_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
         (["x", "--engine", "name=x"], "exactly one of cmd=, bot= or class="),
         (["x", "--engine", "name=x", "cmd=true", "roles=judge"], "roles="),
     ]
-    for args, message in cases:
-        out = yard("bot-check", *args)
+    for args, message in cases:  # refused before anything starts: in this process
+        out = yard_here("bot-check", *args)
         assert out.returncode == 2, (args, out.stdout, out.stderr)
         assert message in out.stderr and "Traceback" not in out.stderr, out.stderr
     dead = yard("bot-check", "x", "--engine", "name=x", "cmd=false")

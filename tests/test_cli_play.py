@@ -1,4 +1,5 @@
-"""`yard play`, `yard rules`, `yard bench engine` as real subprocesses; the README example."""
+"""`yard play`, `yard rules`, `yard bench engine` through the command's entry point
+(yard.cli.main, in this process; one of them as a real subprocess); the README example."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from yard_cli import yard_here
 
 ROOT = Path(__file__).resolve().parent.parent
 YARD = str(Path(sys.executable).parent / "yard")
@@ -16,12 +19,18 @@ PLAY_KEYS = {"games", "mrx_wins", "detective_wins", "mean_moves", "games_per_s"}
 
 
 def yard(*args: str) -> subprocess.CompletedProcess[str]:
+    """``yard ARGS`` in this process (a ``yard`` process costs about a CPU second to start)."""
+    return yard_here(*args, cwd=ROOT)
+
+
+def yard_process(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([YARD, *args], capture_output=True, text=True, timeout=120,
                           cwd=ROOT)
 
 
-def play_json(*args: str) -> dict[str, object]:
-    out = yard("play", "--json", *args)
+def play_json(*args: str, run: Callable[..., subprocess.CompletedProcess[str]] = yard
+              ) -> dict[str, object]:
+    out = run("play", "--json", *args)
     assert out.returncode == 0, out.stderr
     data: dict[str, object] = json.loads(out.stdout)
     return data
@@ -29,7 +38,7 @@ def play_json(*args: str) -> dict[str, object]:
 
 def test_play_json_keys_and_consistency() -> None:
     data = play_json("--rules", "grid5", "--mrx", "run", "--detectives", "rush,random",
-                     "--games", "20", "--seed", "3")
+                     "--games", "20", "--seed", "3", run=yard_process)  # the real command
     assert set(data) >= PLAY_KEYS
     assert data["games"] == 20
     assert data["mrx_wins"] + data["detective_wins"] == 20  # type: ignore[operator]

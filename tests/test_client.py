@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from yard_cli import yard_here
 
 from bots.base import Bot
 from bots.client import BotClient, ClientError, read_frame, run_on_loop
@@ -171,8 +172,11 @@ def test_serve_checks_options_before_creating_the_database(tmp_path: Path) -> No
                  (["--port", "0", "--grace", "-1"], "'--grace'"),
                  (["--port", busy], "cannot listen on 127.0.0.1:" + busy)]
         for args, message in cases:
-            done = subprocess.run(yard_argv("serve", *args, "--db", db), capture_output=True,
-                                  text=True, timeout=60 * SCALE)
+            if args == ["--port", busy]:  # a real `yard serve` that gets as far as listening
+                done = subprocess.run(yard_argv("serve", *args, "--db", db),
+                                      capture_output=True, text=True, timeout=60 * SCALE)
+            else:  # refused while the options are read: in this process
+                done = yard_here("serve", *args, "--db", db)
             assert done.returncode == 2, (args, done.stderr)
             lines = done.stderr.strip().splitlines()
             assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from yard_cli import yard_here
 
 from db.models import GameRow, ScheduledGameRow
 from db.store import Database
@@ -38,6 +39,10 @@ POSTGRES_URL = os.environ.get("YARD_TEST_POSTGRES_URL")
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 SLOW_BOT = Path(__file__).parent / "data" / "slow_bot.py"
 YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
+
+# One worker runs every test that starts Ray or looks for it (conftest.RAY_GROUP): they
+# share one Ray instance, and `--cluster auto` below never finds another test's Ray.
+pytestmark = pytest.mark.xdist_group("ray")
 
 
 def test_ci_runs_the_cluster_tests() -> None:
@@ -68,21 +73,18 @@ def test_sqlite_is_refused_when_workers_may_be_elsewhere(tmp_path: Path) -> None
 
 
 def test_cli_refuses_sqlite_for_a_remote_cluster_in_one_line(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [*YARD, "tournament", "run", "--rules", "grid5", "--bots",
-         "random,greedy", "--pairs", "1", "--cluster", "ray://127.0.0.1:9",
-         "--db", f"sqlite:///{tmp_path / 'y.db'}"], capture_output=True, text=True,
-        timeout=120)
+    # Refused before anything starts: in this process (the tests below start `yard`).
+    done = yard_here("tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
+                     "--pairs", "1", "--cluster", "ray://127.0.0.1:9",
+                     "--db", f"sqlite:///{tmp_path / 'y.db'}")
     assert done.returncode == 2, done.stderr
     assert "cannot share a SQLite file; use PostgreSQL" in done.stderr
     assert "Traceback" not in done.stderr
 
 
 def test_cli_rejects_a_bad_cluster_address(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [*YARD, "tournament", "run", "--rules", "grid5", "--bots",
-         "random,greedy", "--cluster", "nowhere", "--db", f"sqlite:///{tmp_path / 'y.db'}"],
-        capture_output=True, text=True, timeout=120)
+    done = yard_here("tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
+                     "--cluster", "nowhere", "--db", f"sqlite:///{tmp_path / 'y.db'}")
     assert done.returncode == 2 and "expected auto, ray://HOST:PORT" in done.stderr
     assert not (tmp_path / "y.db").exists()  # nothing stored before the address is checked
 
@@ -204,10 +206,13 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
         db.close()
 
     def test_cli_resume_on_the_cluster_plays_only_what_an_interrupted_run_left(
-            pg_url: str, tmp_path: Path) -> None:
+            ray_local: Any, pg_url: str, tmp_path: Path) -> None:
         """The state an interrupted cluster run leaves (games stored, an aborted game parked,
         a dead worker's lease still running, games never claimed): `yard tournament resume
-        --cluster` plays exactly the missing games, each once, and keeps the stored ones."""
+        --cluster auto` (as in the README: the cluster this machine joined, here the tests'
+        Ray instance named by RAY_ADDRESS) plays exactly the missing games, each once, and
+        keeps the stored ones. (`--cluster local:N` starts its own Ray:
+        tests/test_dqn_cluster.py runs `yard train dqn` that way.)"""
         db = Database.connect(pg_url)
         tid = _tournament(db, "random,greedy", pairs=3)
         entries = db.scheduled(tid)
@@ -218,13 +223,14 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
         dead = db.claim(tid, "old-worker-2", lease_s=3)  # died; its lease runs out soon
         assert parked is not None and dead is not None and parked.schedule_id is not None
         db.release(parked.schedule_id, "old-worker-1", aborted=True)
+        env = {**os.environ, "RAY_ADDRESS": ray_local.get_runtime_context().gcs_address}
         done = subprocess.run(
-            [*YARD, "tournament", "resume", tid, "--cluster", "local:2", "--lease-time",
+            [*YARD, "tournament", "resume", tid, "--cluster", "auto", "--lease-time",
              "10", "--json", "--db", pg_url, "--log", str(tmp_path / "children.log")],
-            capture_output=True, text=True, timeout=300)
+            capture_output=True, text=True, timeout=300, env=env)
         assert done.returncode == 0, done.stderr
         payload = json.loads(done.stdout)
-        assert payload["cluster"]["address"] == "local:2"
+        assert payload["cluster"]["address"] == "auto"
         assert payload["cluster"]["lost_workers"] == 0
         stored = _stored(pg_url, tid)
         assert sorted(stored) == list(range(6)) and set(stored.values()) == {1}
@@ -237,8 +243,12 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
     def test_a_worker_killed_mid_game_loses_and_duplicates_nothing(
             ray_local: Any, pg_url: str, tmp_path: Path) -> None:
         db = Database.connect(pg_url)
-        tid = _tournament(db, "random,slow", pairs=2,
-                          engines=(f"name=slow class={SLOW_BOT}:Slow",))
+        # The slow bot's moves wait while `gate` exists: the victim's game cannot finish
+        # before the kill, and once the gate is gone the other games play at full speed.
+        gate = tmp_path / "gate"
+        gate.touch()
+        tid = _tournament(db, "random,slow", pairs=2, engines=(
+            f"name=slow class={SLOW_BOT}:Slow option.hold={gate} option.think=0",))
         workers: list[tuple[Any, int, str]] = []
         up = threading.Event()
 
@@ -253,10 +263,13 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
                          child_log=tmp_path / "children.log", on_workers=on_workers)
         driver = threading.Thread(target=lambda: result.update(report=run.run()))
         driver.start()
-        assert up.wait(120)
-        _, victim_pid, victim = workers[0]
-        claimed = _wait_for_claim(pg_url, tid, victim)
-        os.kill(victim_pid, signal.SIGKILL)
+        try:
+            assert up.wait(120)
+            _, victim_pid, victim = workers[0]
+            claimed = _wait_for_claim(pg_url, tid, victim)
+            os.kill(victim_pid, signal.SIGKILL)
+        finally:
+            gate.unlink()
         driver.join(240)
         assert not driver.is_alive(), "the killed worker's game never returned"
         report = result["report"]
@@ -275,23 +288,30 @@ def test_a_worker_whose_game_was_stored_by_another_drops_its_copy_and_goes_on(
     worker logs that, drops its copy and plays the rest of the schedule."""
     url = f"sqlite:///{tmp_path / 'race.db'}"
     db = Database.connect(url)
-    tid = _tournament(db, "random,slow", pairs=1,
-                           engines=(f"name=slow class={SLOW_BOT}:Slow",))
+    # The slow bot's moves wait while `gate` exists: worker-a's game cannot end before the
+    # other worker has stored it; then the gate goes and both games play at full speed.
+    gate = tmp_path / "gate"
+    gate.touch()
+    tid = _tournament(db, "random,slow", pairs=1, engines=(
+        f"name=slow class={SLOW_BOT}:Slow option.hold={gate} option.think=0",))
     runner = ClaimingRunner(db, url, tid, owner="worker-a", lease_s=30,
                             child_log=tmp_path / "children.log")
     taken: dict[str, Any] = {}
 
     def other_worker() -> None:
-        index = _wait_for_claim(url, tid, "worker-a")
-        entry = next(e for e in db.scheduled(tid) if e.index == index)
-        with sa.create_engine(url).begin() as conn:  # a's lease expired; b claimed it
-            conn.execute(sa.update(ScheduledGameRow)
-                         .where(ScheduledGameRow.id == entry.schedule_id)
-                         .values(lease_owner="worker-b"))
-        taken["record"] = db.record_forfeit(
-            tid, entry, Outcome.forfeit(0, Termination.DISCONNECTED), "played by worker-b",
-            game_id="by-worker-b")
-        taken["index"] = index
+        try:
+            index = _wait_for_claim(url, tid, "worker-a")
+            entry = next(e for e in db.scheduled(tid) if e.index == index)
+            with sa.create_engine(url).begin() as conn:  # a's lease expired; b claimed it
+                conn.execute(sa.update(ScheduledGameRow)
+                             .where(ScheduledGameRow.id == entry.schedule_id)
+                             .values(lease_owner="worker-b"))
+            taken["record"] = db.record_forfeit(
+                tid, entry, Outcome.forfeit(0, Termination.DISCONNECTED),
+                "played by worker-b", game_id="by-worker-b")
+            taken["index"] = index
+        finally:
+            gate.unlink()
 
     thief = threading.Thread(target=other_worker)
     thief.start()

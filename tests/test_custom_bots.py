@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from yard_cli import yard_here
+
 from db.store import Database
 from game import Termination
 from tournament.engines import Engine, EngineError, join_engine_args, parse_engine
@@ -78,7 +80,7 @@ def test_command_class_and_entry_point_bots_in_one_tournament(tmp_path: Path) ->
 
     url = f"sqlite:///{tmp_path / 'byob.db'}"
     done = yard("tournament", "run", "--rules", "grid5", "--pairs", "1", "--seed", "3",
-                "--bots", "demo,closer_bot.py:Closer,js,random",
+                "--concurrency", "1", "--bots", "demo,closer_bot.py:Closer,js,random",
                 "--engine", "name=js", f"cmd={node} --experimental-websocket --no-warnings "
                 "js/bot.js",
                 "--db", url, "--log", str(tmp_path / "children.log"), "--json",
@@ -105,11 +107,13 @@ def test_command_class_and_entry_point_bots_in_one_tournament(tmp_path: Path) ->
                    "--db", url, env=env)
     assert refused.returncode == 2
     assert "bot 'hunter' cannot play mrx" in refused.stderr
-    refused = yard("tournament", "run", "--rules", "grid5", "--bots", "random,x",
-                   "--engine", "name=x", "cmd=true", "roles=detectives", "--db", url, env=env)
+    # (refused before anything starts, and the list: in this process, as yard runs them)
+    refused = yard_here("tournament", "run", "--rules", "grid5", "--bots", "random,x",
+                        "--engine", "name=x", "cmd=true", "roles=detectives", "--db", url,
+                        env=env)
     assert refused.returncode == 2 and "bot 'x' cannot play mrx" in refused.stderr
-    assert len(json.loads(yard("tournament", "list", "--db", url, "--json",
-                               env=env).stdout)) == 1
+    assert len(json.loads(yard_here("tournament", "list", "--db", url, "--json",
+                                    env=env).stdout)) == 1
 
 
 def test_play_and_match_take_custom_bots(tmp_path: Path) -> None:
@@ -144,9 +148,9 @@ def test_player_specs_with_paths_need_an_engine(tmp_path: Path) -> None:
          "option.KEY=VALUE"),
         (["--bots", "random,nosuch.py:Closer"], "does not exist"),
     ]
-    for args, message in cases:
-        out = yard("tournament", "run", "--rules", "grid5", *args, "--db",
-                   f"sqlite:///{tmp_path / 'x.db'}", env=env)
+    for args, message in cases:  # refused before anything starts: in this process
+        out = yard_here("tournament", "run", "--rules", "grid5", *args, "--db",
+                        f"sqlite:///{tmp_path / 'x.db'}", env=env)
         assert out.returncode == 2, (args, out.stderr)
         assert message in out.stderr and "Traceback" not in out.stderr, out.stderr
 

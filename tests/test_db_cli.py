@@ -1,4 +1,6 @@
-"""``yard games`` and ``yard replay`` as real subprocesses on a real SQLite file."""
+"""``yard games`` and ``yard replay`` on a real SQLite file: through the command's entry
+point (yard.cli.main, in this process), and as a real subprocess in
+test_games_json_with_filters."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from yard_cli import yard_here
 
 from bots.arena import play_game
 from bots.registry import make_bot
@@ -20,7 +23,13 @@ YARD = str(Path(sys.executable).with_name("yard"))
 
 def yard(*args: str, cwd: Path, env: dict[str, str] | None = None
          ) -> subprocess.CompletedProcess[str]:
+    """``yard ARGS`` in this process (a ``yard`` process costs about a CPU second to start)."""
     full_env = {k: v for k, v in os.environ.items() if k != "YARD_DB"} | (env or {})
+    return yard_here(*args, cwd=cwd, env=full_env)
+
+
+def yard_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if k != "YARD_DB"}
     return subprocess.run([YARD, *args], cwd=cwd, env=full_env, capture_output=True,
                           text=True, timeout=60)
 
@@ -39,7 +48,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_games_json_with_filters(folder: Path) -> None:
-    out = yard("games", "--json", cwd=folder)
+    out = yard_process("games", "--json", cwd=folder)  # the real command
     assert out.returncode == 0, out.stderr
     assert {g["game_id"] for g in json.loads(out.stdout)} == {"game-0", "game-1", "game-2"}
     out = yard("games", "--json", "--rules", "warwick", cwd=folder)

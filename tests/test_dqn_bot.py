@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from yard_cli import yard_here
 
 from bots.arena import play_game
 from bots.dqn.bot import WEIGHTS_DIR, shipped_weights
@@ -81,10 +82,12 @@ def test_weights_for_another_board_or_role_are_rejected(tmp_path: Path) -> None:
 def test_grid_weights_of_both_encoder_versions_play(tmp_path: Path) -> None:
     for features in ("grid-v1", "grid-v2"):
         out = tmp_path / f"{features}.npz"
-        args = [*YARD, "train", "dqn", "--rules", "grid5", "--role", "detective",
+        args = ["train", "dqn", "--rules", "grid5", "--role", "detective",
                 "--games", "3", "--eval-every", "0", "--learn-start", "10", "--batch-size",
                 "4", "--features", features, "--quiet", "--out", str(out)]
-        done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        # In this process (a `yard train` process spends seconds importing torch); the
+        # real command runs in test_train_cli_writes_weights_and_resumes.
+        done = yard_here(*args)
         assert done.returncode == 0, done.stderr
         meta, _ = load_weights(out)
         assert meta["features"] == features
@@ -121,13 +124,15 @@ def test_train_cli_writes_weights_and_resumes(tmp_path: Path) -> None:
     assert len(meta["training"]["evals"]) == 2
     more = [*args[:args.index("--games") + 1], "20", *args[args.index("--games") + 2:],
             "--resume", str(out.with_suffix(".ckpt.pt"))]
-    done = subprocess.run(more, capture_output=True, text=True, timeout=120)
+    done = yard_here(*more[len(YARD):])  # in this process: no second torch import
     assert done.returncode == 0, done.stderr
     assert load_weights(out)[0]["training"]["games"] == 20
 
 
 def test_train_cli_user_errors_exit_2(tmp_path: Path) -> None:
-    base = [*YARD, "train", "dqn", "--rules", "grid5", "--games", "1", "--quiet",
+    # In this process (a `yard train` process imports torch first: seconds per case); the
+    # tests above run the real command.
+    base = ["train", "dqn", "--rules", "grid5", "--games", "1", "--quiet",
             "--out", str(tmp_path / "x.npz")]
     cases = [(["--role", "mrx", "--opponents", "run"], "cannot play detectives"),
              (["--role", "mrx", "--hidden", "a,b"], "--hidden"),
@@ -135,7 +140,7 @@ def test_train_cli_user_errors_exit_2(tmp_path: Path) -> None:
              (["--role", "mrx", "--opponents", "nobody"], "unknown bot"),
              (["--role", "mrx", "--features", "grid-v7"], "--features")]
     for extra, message in cases:
-        done = subprocess.run([*base, *extra], capture_output=True, text=True, timeout=60)
+        done = yard_here(*base, *extra)
         assert done.returncode == 2, (extra, done.stderr)
         assert message in done.stderr and "Traceback" not in done.stderr
 

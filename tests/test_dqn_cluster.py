@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
+from yard_cli import yard_here
 
 from bots.dqn.agent import DqnConfig
 from bots.dqn.bot import load_model
@@ -23,6 +25,10 @@ from game import load_ruleset, new_game
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 TINY = DqnConfig(hidden=(32, 16), learn_start=40, train_every=1, batch_size=16,
                  eps_decay_games=10, buffer_size=2_000)
+
+# One worker runs every test that starts Ray or looks for it (conftest.RAY_GROUP), with
+# tests/test_cluster.py: they share one Ray instance.
+pytestmark = pytest.mark.xdist_group("ray")
 
 
 def _spec(games: int, eval_every: int = 0, eval_games: int = 2) -> TrainSpec:
@@ -75,18 +81,22 @@ if HAVE_RAY or os.environ.get("CI") == "true":
 
 
 def test_bench_dqn_on_a_cluster_merges_its_seed_chunks_into_the_one_machine_numbers(
-) -> None:
-    """bench/dqn.py --cluster local:2 --jobs 4: every pairing's seed range split into 4 Ray
-    tasks; the printed rates and intervals equal the run without --cluster."""
+        request: pytest.FixtureRequest) -> None:
+    """bench/dqn.py --cluster auto --jobs 4 (as in the README; the cluster is the tests' Ray
+    instance, named by RAY_ADDRESS): every pairing's seed range split into 4 Ray tasks; the
+    printed rates and intervals equal the run without --cluster."""
     if not HAVE_RAY:
         assert os.environ.get("CI") != "true", "CI must install the cluster extra"
         return
+    ray = request.getfixturevalue("ray_local")
     bench = Path(__file__).parents[1] / "bench" / "dqn.py"
     args = [sys.executable, str(bench), "graph", "--rules", "grid5", "--mrx", "random",
             "--detectives", "rush", "--games", "10", "--seed", "7"]
 
     def rows(extra: list[str]) -> list[str]:
-        done = subprocess.run([*args, *extra], capture_output=True, text=True, timeout=300)
+        env = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
+        done = subprocess.run([*args, *extra], capture_output=True, text=True, timeout=300,
+                              env=env)
         assert done.returncode == 0, done.stderr
         # Drop the timing "(Ns)": the only part that may differ.
         return [line.rsplit("(", 1)[0] for line in done.stdout.splitlines()
@@ -94,7 +104,7 @@ def test_bench_dqn_on_a_cluster_merges_its_seed_chunks_into_the_one_machine_numb
 
     here = rows([])
     assert len(here) == 5 and "games=   10" in here[0]
-    assert rows(["--cluster", "local:2", "--jobs", "4"]) == here
+    assert rows(["--cluster", "auto", "--jobs", "4"]) == here
     done = subprocess.run([*args, "--cluster", "nowhere"], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 2 and "expected auto, ray://HOST:PORT" in done.stderr
@@ -117,10 +127,9 @@ def test_cli_trains_with_two_local_actors_and_writes_loadable_weights(tmp_path: 
 
 
 def test_cli_rejects_a_bad_cluster_address(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])",
-         "train", "dqn", "--rules", "grid5", "--role", "detective", "--games", "2",
-         "--cluster", "elsewhere", "--out", str(tmp_path / "w.npz")],
-        capture_output=True, text=True, timeout=120)
+    # In this process: a `yard train` process imports torch and Ray first (seconds); the
+    # test above runs the real command.
+    done = yard_here("train", "dqn", "--rules", "grid5", "--role", "detective", "--games",
+                     "2", "--cluster", "elsewhere", "--out", str(tmp_path / "w.npz"))
     assert done.returncode == 2 and "expected auto, ray://HOST:PORT" in done.stderr
     assert not (tmp_path / "w.npz").exists()

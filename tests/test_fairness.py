@@ -78,7 +78,7 @@ async def test_a_pool_starts_one_process_per_bot_and_slot(tmp_path: Path) -> Non
 
         # One process that cannot start: the others are stopped, and the reason is given.
         broken = BotPool([*launches, BotLaunch("mcts", ("bot", "mcts", "--option",
-                                                        "nonsense=1"))], 2, log)
+                                                        "nonsense=1"))], 1, log)
         with pytest.raises(ProcessError, match="no option 'nonsense'"):
             await broken.start(url)
         assert broken.children == {}

@@ -1,5 +1,6 @@
-"""``yard leaderboard``, ``yard matrix`` and ``yard export`` as real subprocesses on a real
-SQLite file holding a small tournament of real engine games."""
+"""``yard leaderboard``, ``yard matrix`` and ``yard export`` on a real SQLite file holding a
+small tournament of real engine games: through the command's entry point (yard.cli.main, in
+this process), and as a real subprocess in test_leaderboard_json_matches_stored_games."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from yard_cli import yard_here
 
 from bots.arena import play_game
 from bots.registry import make_bot
@@ -27,7 +30,13 @@ BOTS = ["random", "greedy", "greedy+random"]
 
 def yard(*args: str, cwd: Path, env: dict[str, str] | None = None
          ) -> subprocess.CompletedProcess[str]:
+    """``yard ARGS`` in this process (a ``yard`` process costs about a CPU second to start)."""
     full_env = {k: v for k, v in os.environ.items() if k != "YARD_DB"} | (env or {})
+    return yard_here(*args, cwd=cwd, env=full_env)
+
+
+def yard_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if k != "YARD_DB"}
     return subprocess.run([YARD, *args], cwd=cwd, env=full_env, capture_output=True,
                           text=True, timeout=60)
 
@@ -66,15 +75,17 @@ def stored_results(folder: Path) -> list[tuple[str, str, Winner | None]]:
                 for r in store.results("grid5")]
 
 
-def run_json(*args: str, cwd: Path) -> dict[str, object]:
-    out = yard(*args, "--json", cwd=cwd)
+def run_json(*args: str, cwd: Path,
+             run: Callable[..., subprocess.CompletedProcess[str]] = yard) -> dict[str, object]:
+    out = run(*args, "--json", cwd=cwd)
     assert out.returncode == 0, out.stderr
     data: dict[str, object] = json.loads(out.stdout)
     return data
 
 
 def test_leaderboard_json_matches_stored_games(folder: Path) -> None:
-    board = run_json("leaderboard", "--rules", "grid5", "--samples", "50", cwd=folder)
+    board = run_json("leaderboard", "--rules", "grid5", "--samples", "50", cwd=folder,
+                     run=yard_process)
     results = [r for r in stored_results(folder) if r[2] is not None]
     assert board["ruleset"] == "grid5" and board["anchor"] == "random"
     assert board["games"] == len(results) == 12 and board["excluded_games"] == 1

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
+from yard_cli import yard_here
 
 from bots.client import BotClient
 from bots.registry import make_bot
@@ -53,9 +54,16 @@ CUSTOM_RULES = {
 
 def yard(*args: str, stdin: str | None = None, cwd: Path | None = None
          ) -> subprocess.CompletedProcess[str]:
+    """``yard ARGS`` in this process (a ``yard`` process costs about a CPU second to start);
+    the ``exported`` fixture runs the real command."""
     env = {k: v for k, v in os.environ.items() if k != "YARD_DB"}
-    return subprocess.run([YARD, *args], input=stdin, capture_output=True, text=True,
-                          timeout=120, env=env, cwd=cwd)
+    return yard_here(*args, stdin=stdin, env=env, cwd=cwd)
+
+
+def yard_process(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "YARD_DB"}
+    return subprocess.run([YARD, *args], capture_output=True, text=True, timeout=120,
+                          env=env)
 
 
 class Scripted:
@@ -172,8 +180,8 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, st
 def exported(played: tuple[Path, dict[str, str]]) -> Path:
     folder, _ = played
     out = folder / "records.jsonl"
-    done = yard("export", "--db", f"sqlite:///{folder / 'a.db'}", "--what", "records",
-                "--out", str(out))
+    done = yard_process("export", "--db", f"sqlite:///{folder / 'a.db'}", "--what",
+                        "records", "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert done.stderr.startswith("wrote 10 game records")
     return out

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from yard_cli import yard_here
 
 from bots.arena import play_game
 from bots.dqn.policy import load_weights
@@ -52,6 +53,14 @@ SAMPLE_CELLS = {"nijssen-lc": ["basic-mcts-vs-greedy", "basic-mcts-vs-greedy-lc"
 
 
 def yard(*args: str) -> subprocess.CompletedProcess[str]:
+    """``yard reproduce ARGS`` in this process: the games are the command's work, starting
+    a process and importing yard (torch for some experiments) would cost seconds a call.
+    The real command runs in :func:`test_list_names_the_six` and where a test replays a
+    report's recorded command."""
+    return yard_here("reproduce", *args, cwd=ROOT)
+
+
+def yard_process(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([YARD, "reproduce", *args], capture_output=True, text=True,
                           timeout=300, cwd=ROOT)
 
@@ -78,7 +87,7 @@ def check_shape(report: dict[str, Any], games: int) -> None:
 
 
 def test_list_names_the_six() -> None:
-    out = yard("--list")
+    out = yard_process("--list")
     assert out.returncode == 0, out.stderr
     listed = [line.split()[0] for line in out.stdout.splitlines()]
     assert listed == NAMES
@@ -201,8 +210,7 @@ def test_trained_cells_report_curves_plots_and_the_same_run_as_yard_train(
     run = runs["reward-shaping"]
     command = run["command"].split()
     assert command[:3] == ["yard", "train", "dqn"] and "--reward-mrx-far" in command
-    again = subprocess.run([YARD, *command[1:-1], str(tmp_path / "again.npz")],
-                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    again = yard_here(*command[1:-1], str(tmp_path / "again.npz"), cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert load_weights(tmp_path / "again.npz")[0]["training"]["evals"] == run["evals"]
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from test_tournament import SCALE, YARD, _server_running, yard
+from yard_cli import yard_here
 
 from db.store import Database
 from game import Outcome, Termination, Winner
@@ -20,6 +21,7 @@ from tournament.runner import TournamentRunner
 from tournament.spec import TournamentSpec, create
 from tournament.sprt import SprtMonitor, record_state, sprt_state, stored_sprt_state
 
+SLOW_BOT = Path(__file__).resolve().parent / "data" / "slow_bot.py"
 MRX_WINS = Outcome(Winner.MRX, Termination.SURVIVED)
 DET_WINS = Outcome(Winner.DETECTIVES, Termination.CAUGHT)
 ABORTED = Outcome(None, Termination.ABORTED)
@@ -112,7 +114,7 @@ def test_sprt_run_stops_early_and_yard_sprt_agrees(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 't.db'}"
     done = yard("tournament", "run", "--rules", "grid5", "--bots", "greedy,random",
                 "--sprt", "elo0=0,elo1=100,alpha=0.05,beta=0.05", "--pairs", "100",
-                "--concurrency", "3", "--move-time", "5", "--seed", "3", "--db", url,
+                "--concurrency", "2", "--move-time", "5", "--seed", "3", "--db", url,
                 "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -129,20 +131,22 @@ def test_sprt_run_stops_early_and_yard_sprt_agrees(tmp_path: Path) -> None:
     assert test["elo"] > 100 and test["elo_ci"][0] < test["elo"]
     assert db.get_tournament(tid).state["sprt"] == test
 
-    again = yard("sprt", "--tournament", tid, "--db", url, "--json")
+    # The commands that only read the database (and a resume that has nothing to play):
+    # in this process, as `yard` itself would run them.
+    again = yard_here("sprt", "--tournament", tid, "--db", url, "--json")
     assert again.returncode == 0, again.stderr
     recomputed = json.loads(again.stdout)
     assert {k: recomputed[k] for k in test} == test
-    text = yard("sprt", "--tournament", tid, "--db", url)
+    text = yard_here("sprt", "--tournament", tid, "--db", url)
     assert "H1 accepted: greedy is stronger" in text.stdout and "LLR" in text.stdout
 
     # Resuming a decided test plays nothing more.
     before = len(db.results(tournament_id=tid))
-    resumed = yard("tournament", "resume", tid, "--db", url, "--json")
+    resumed = yard_here("tournament", "resume", tid, "--db", url, "--json")
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["sprt"]["decision"] == "H1"
     assert len(db.results(tournament_id=tid)) == before
-    listed = json.loads(yard("tournament", "list", "--db", url, "--json").stdout)
+    listed = json.loads(yard_here("tournament", "list", "--db", url, "--json").stdout)
     assert listed[0]["sprt"] == "H1"
 
 
@@ -154,10 +158,10 @@ def test_sprt_refuses_what_it_cannot_test(tmp_path: Path) -> None:
         (["--bots", "greedy,random", "--sprt", "elo0=5,elo1=0"], "elo0 must be below elo1"),
         (["--bots", "greedy,random", "--sprt", "alpha=1"], "alpha and beta"),
     ]
-    for args, message in cases:
+    for args, message in cases:  # refused before anything starts: in this process
         if "--sprt" not in args:
             args = [*args, "--sprt", "elo1=10"]
-        done = yard("tournament", "run", "--rules", "grid5", *args, "--db", url)
+        done = yard_here("tournament", "run", "--rules", "grid5", *args, "--db", url)
         assert done.returncode == 2, (args, done.stderr)
         assert message in done.stderr and "Traceback" not in done.stderr
     assert not Path(url.removeprefix("sqlite:///")).exists()
@@ -165,34 +169,47 @@ def test_sprt_refuses_what_it_cannot_test(tmp_path: Path) -> None:
                  "--pairs", "1", "--db", url, "--json")
     tid = json.loads(plain.stdout)["tournament_id"]
     assert "sprt" not in json.loads(plain.stdout)
-    done = yard("sprt", "--tournament", tid, "--db", url)
+    done = yard_here("sprt", "--tournament", tid, "--db", url)
     assert done.returncode == 2 and "is not an SPRT" in done.stderr
 
 
 def test_killed_sprt_run_resumes_and_continues_the_test(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'k.db'}"
+    # `slow` is a random player whose moves wait while `gate` exists: the test closes the
+    # gate after the 6th game, so no further game ends before the kill.
+    gate = tmp_path / "gate"
     runner = subprocess.Popen(
-        [*YARD, "tournament", "run", "--rules", "grid5", "--bots", "greedy,random",
-         "--sprt", "elo0=0,elo1=60", "--pairs", "150", "--seed", "5", "--move-time", "5",
+        [*YARD, "tournament", "run", "--rules", "grid5", "--bots", "greedy,slow",
+         "--engine", f"name=slow class={SLOW_BOT}:Slow option.hold={gate} option.think=0",
+         "--sprt", "elo0=0,elo1=200", "--pairs", "150", "--seed", "5", "--move-time", "5",
          "--concurrency", "1", "--db", url], stderr=subprocess.PIPE, text=True)
     assert runner.stderr is not None
-    finished = 0
-    for line in runner.stderr:
-        if line.startswith("game "):
-            assert "SPRT" in line and "LLR" in line
-            finished += 1
-        if finished == 6:
-            break
-    runner.kill()
-    runner.wait(timeout=30)
+    try:
+        finished = 0
+        for line in runner.stderr:
+            if line.startswith("game "):
+                assert "SPRT" in line and "LLR" in line
+                finished += 1
+            if finished == 6:
+                gate.touch()
+                break
+        # The runner reports a game, then records the test: wait for the 6 records.
+        db = Database.connect(url)
+        tid = db.list_tournaments()[0].tournament_id
+        deadline = time.monotonic() + 30 * SCALE
+        while ((recorded := stored_sprt_state(db, tid)) is None or recorded["pairs"] < 3) \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling the database for the records (a condition)
+        runner.kill()
+        runner.wait(timeout=30)
+    finally:
+        gate.unlink(missing_ok=True)
     deadline = time.monotonic() + 30 * SCALE
     while _server_running(url) and time.monotonic() < deadline:
         time.sleep(0.1)  # the orphaned server gets SIGTERM from the kernel and stops
-    db = Database.connect(url)
-    tid = db.list_tournaments()[0].tournament_id
     midway = stored_sprt_state(db, tid)          # recorded game by game as it played
     assert midway is not None and midway["decision"] == "continue"
-    # 6 games (3 pairs) were reported; the kill may come before the last one's record.
+    # 6 games (3 pairs) were reported and recorded; the 7th was held at the gate.
     assert 2 <= midway["pairs"] <= 3 and midway["pairs"] <= sum(by_hand(db, tid))
 
     done = yard("tournament", "resume", tid, "--db", url, "--json")

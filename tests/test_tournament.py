@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from yard_cli import yard_here
 
 from bots.spec import parse_spec
 from db.store import Database
@@ -97,15 +98,17 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
         (["--rules", "grid5", "--bots", "random,mcts", "--bot-option", "mcts:iterations=x"],
          "iterations='x' is not a valid int"),
     ]
-    for args, message in cases:
-        done = yard("tournament", "run", *args, "--db", url)
+    # Refused before anything is stored or started: in this process (the other tests start
+    # `yard`), but for the first case.
+    for i, (args, message) in enumerate(cases):
+        done = (yard if i == 0 else yard_here)("tournament", "run", *args, "--db", url)
         assert done.returncode == 2, (args, done.stderr)
         assert message in done.stderr
         assert "Traceback" not in done.stderr
-    assert yard("tournament", "resume", "nope", "--db", url).returncode == 2
+    assert yard_here("tournament", "resume", "nope", "--db", url).returncode == 2
     # Nothing was stored by any of the refused runs.
     assert not Path(url.removeprefix("sqlite:///")).exists() or \
-        json.loads(yard("tournament", "list", "--db", url, "--json").stdout) == []
+        json.loads(yard_here("tournament", "list", "--db", url, "--json").stdout) == []
 
 
 def test_child_output_goes_to_the_log_not_the_terminal(tmp_path: Path) -> None:
@@ -115,6 +118,9 @@ def test_child_output_goes_to_the_log_not_the_terminal(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert f"server and bot output: {log}" in done.stderr
     assert "played" not in done.stderr and "games stored" not in done.stderr
+    # While it runs, the address to watch it (tests/test_web_browser.py opens one).
+    watch = [line for line in done.stderr.splitlines() if "watch" in line]
+    assert watch and "http://127.0.0.1:" in watch[0] and "#/tournaments/" in watch[0]
     # The run's own server is gone: the last line says how to browse the results.
     tid = done.stderr.split("#/tournaments/")[1].split()[0]
     assert f"browse it: yard web --db {url} (page #/tournaments/{tid}" in done.stderr
@@ -122,8 +128,8 @@ def test_child_output_goes_to_the_log_not_the_terminal(tmp_path: Path) -> None:
     # Two game slots: each bot ran as two processes, one game each.
     assert children.count("random: played 1 games") == 2
     assert "stopped; 2 games stored" in children
-    done = yard("tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
-                "--pairs", "1", "--db", url, "--log", str(tmp_path / "no" / "such.log"))
+    done = yard_here("tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
+                     "--pairs", "1", "--db", url, "--log", str(tmp_path / "no" / "such.log"))
     assert done.returncode == 2
     assert "cannot write the process log" in done.stderr and "Traceback" not in done.stderr
 
@@ -263,13 +269,13 @@ def test_killed_runner_resumes_and_plays_every_game_exactly_once(tmp_path: Path)
 
 def test_concurrency_is_checked_before_anything_is_stored(tmp_path: Path) -> None:
     url = db_url(tmp_path)
-    done = yard("tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
-                "--concurrency", "0", "--db", url)
+    done = yard_here("tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
+                     "--concurrency", "0", "--db", url)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "'--concurrency': 0 is not in the range x>=1" in lines[0]
     assert not Path(url.removeprefix("sqlite:///")).exists()
-    done = yard("tournament", "resume", "t1", "--concurrency", "0", "--db", url)
+    done = yard_here("tournament", "resume", "t1", "--concurrency", "0", "--db", url)
     assert done.returncode == 2 and "'--concurrency'" in done.stderr
     assert not Path(url.removeprefix("sqlite:///")).exists()
 

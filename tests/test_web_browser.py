@@ -38,8 +38,12 @@ CHROMEDRIVER = os.environ.get("YARD_CHROMEDRIVER", "/usr/bin/chromedriver")
 SHOTS = Path(os.environ.get("YARD_SCREENSHOTS",
                             Path(__file__).resolve().parent.parent / "build" / "screenshots"))
 WAIT_S = 20.0
+SLOW_BOT = Path(__file__).resolve().parent / "data" / "slow_bot.py"
 
 T = TypeVar("T")
+
+# The tests share one headless Chromium (the module's `driver`): one worker runs them all.
+pytestmark = pytest.mark.xdist_group("browser")
 
 
 def _browser_missing() -> str | None:
@@ -180,6 +184,8 @@ async def _replay_state(driver: Any) -> dict[str, Any]:
             .map(p => Number(p.getAttribute('data-station'))).sort((a, b) => a - b),
           log: [...document.querySelectorAll('#travel-log .slot')]
             .map(s => s.querySelector('.st').textContent),
+          // The page as driver.page_source serializes it, checked here (one round trip).
+          html: document.documentElement.outerHTML,
         };""")
 
 
@@ -246,7 +252,7 @@ async def test_replay_viewer_three_perspectives(driver: Any, seeded: Seeded) -> 
             assert state["lastSeen"] == (None if last is None else
                                          full["log"][last - 1]["station"])
             assert state["possible"] == full["frames"][frame]["possible"]
-            page = await run(lambda: driver.page_source)
+            page = state["html"]
             assert "data-mrx" not in page and "class=\"piece mrx" not in page
             if frame == secret:
                 await run(shoot, driver, "replay-detectives")
@@ -254,7 +260,9 @@ async def test_replay_viewer_three_perspectives(driver: Any, seeded: Seeded) -> 
                 fault = await run(js, driver, "return document.querySelector("
                                               "'.turns tbody tr').textContent")
                 assert "random_move_on_timeout" in fault and "details" not in fault
-            await run(body.send_keys, Keys.ARROW_RIGHT)
+            # The next frame: the ▶ button, clicked in the page (the keys and the button
+            # were driven through WebDriver above; its key events cost 80 ms a frame).
+            await run(js, driver, "document.getElementById('next').click()")
         # The secret and double moves show as tickets in the travel log.
         tickets = await run(js, driver, "return [...document.querySelectorAll("
                                         "'#travel-log .slot .t')].map(t => t.textContent)")
@@ -381,8 +389,12 @@ def test_tournament_run_address_shows_it_running(driver: Any, tmp_path: Path) ->
 
     yard = str(Path(sys.executable).with_name("yard"))
     env = {k: v for k, v in os.environ.items() if k != "YARD_DB"}
+    # A slow player (0.05 s a move) keeps the tournament running while the page is looked
+    # at, with a game finished every second or so, and the machine's cores free meanwhile.
     proc = subprocess.Popen([yard, "tournament", "run", "--rules", "grid5", "--bots",
-                             "random,greedy", "--pairs", "2000", "--db",
+                             "slow,greedy", "--engine",
+                             f"name=slow class={SLOW_BOT}:Slow option.think=0.05",
+                             "--pairs", "2000", "--concurrency", "1", "--db",
                              f"sqlite:///{tmp_path / 'yard.db'}"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
@@ -410,7 +422,7 @@ def test_tournament_run_address_shows_it_running(driver: Any, tmp_path: Path) ->
             "running tournament with a leaderboard")
         players = {e.text for e in driver.find_elements("css selector",
                                                         "table.leaderboard td.player")}
-        assert players == {"random", "greedy"}
+        assert players == {"slow", "greedy"}
         shoot(driver, "tournament-running")
     finally:
         proc.send_signal(signal.SIGINT)

@@ -1,10 +1,12 @@
 """A raw-protocol test bot for ``yard bot-check`` with switchable faults.
 
     python raw_bot.py --url URL --name NAME [--no-resume] [--strict] [--slow SECONDS]
+                      [--slow-turns N]
 
 --no-resume: after a dropped connection it reconnects as a new session (no resume token);
 --strict: it decodes every frame strictly and crashes on a field it does not know;
---slow: it waits this long before every move.
+--slow: it waits this long before every move (with --slow-turns N: before its first N
+moves of each game only).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from protocol import decode
 
 def session(args: argparse.Namespace, token: str | None) -> tuple[bool, str | None]:
     """One connection: (the server shut down, the resume token to reconnect with)."""
+    moves: dict[str, int] = {}  # your_turns seen per game
     with connect(args.url, proxy=None) as ws:
         ws.send(json.dumps({"type": "hello", "protocol": 1, "name": args.name,
                             "resume": token}))
@@ -37,7 +40,9 @@ def session(args: argparse.Namespace, token: str | None) -> tuple[bool, str | No
                 elif msg["type"] == "ping":
                     ws.send(json.dumps({"type": "pong", "nonce": msg.get("nonce")}))
                 elif msg["type"] == "your_turn":
-                    time.sleep(args.slow)
+                    moves[msg["game"]] = moves.get(msg["game"], 0) + 1
+                    if not args.slow_turns or moves[msg["game"]] <= args.slow_turns:
+                        time.sleep(args.slow)
                     ws.send(json.dumps({"type": "move", "game": msg["game"],
                                         "turn": msg["turn"],
                                         "move": random.choice(msg["legal"])}))
@@ -55,6 +60,7 @@ def main() -> None:
     parser.add_argument("--no-resume", action="store_true")
     parser.add_argument("--strict", action="store_true")
     parser.add_argument("--slow", type=float, default=0.0)
+    parser.add_argument("--slow-turns", type=int, default=0)
     args = parser.parse_args()
     token: str | None = None
     while True:
