@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -31,7 +32,7 @@ from ratings.sprt import Decision, SprtSpec
 from tournament.cluster import ClaimingRunner, ClusterRun
 from tournament.engines import parse_engine
 from tournament.players import resolve_players
-from tournament.ray_setup import ClusterError, check_database, parse_cluster
+from tournament.ray_setup import ClusterError, check_database, init_ray, parse_cluster
 from tournament.spec import TournamentSpec, create
 from tournament.sprt import SprtMonitor, sprt_state, stored_sprt_state
 
@@ -59,6 +60,24 @@ def test_cluster_addresses_parse_or_fail_clearly() -> None:
     for bad in ("local:0", "local:x", "ray://", "head:6379", ""):
         with pytest.raises(ClusterError, match="expected auto, ray://HOST:PORT"):
             parse_cluster(bad)
+
+
+def test_a_local_cluster_starts_ray_with_its_cpus_and_others_join_theirs() -> None:
+    """What `--cluster local:N` and `--cluster auto` ask of Ray. The CLI tests below run on
+    the tests' one Ray instance (`auto`, RAY_ADDRESS): the ray_local fixture starts it with
+    the call `local:2` makes."""
+    calls: list[dict[str, Any]] = []
+
+    class Ray:
+        def init(self, **options: Any) -> None:
+            calls.append(options)
+
+    init_ray(Ray(), parse_cluster("local:3"))
+    init_ray(Ray(), parse_cluster("auto"))
+    init_ray(Ray(), parse_cluster("ray://head:10001"))
+    assert calls[0]["num_cpus"] == 3 and "address" not in calls[0]
+    assert [c.get("address") for c in calls[1:]] == ["auto", "ray://head:10001"]
+    assert all("num_cpus" not in c for c in calls[1:])
 
 
 def test_sqlite_is_refused_when_workers_may_be_elsewhere(tmp_path: Path) -> None:
@@ -90,9 +109,13 @@ def test_cli_rejects_a_bad_cluster_address(tmp_path: Path) -> None:
 
 
 def test_cli_stores_nothing_when_the_cluster_cannot_be_reached(tmp_path: Path) -> None:
-    """`--cluster auto` with no Ray cluster running here: one error line, exit 2, and the
-    tournament is not created (Ray is reached before anything is stored)."""
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    """`--cluster auto` when the cluster this machine names (RAY_ADDRESS, here a Ray client
+    address nobody listens on) cannot be reached: one error line, exit 2, and the tournament
+    is not created (Ray is reached before anything is stored). An explicit dead address,
+    not "no Ray here": `auto` also finds any Ray instance running on this machine."""
+    env = {**os.environ, "RAY_ADDRESS": f"ray://127.0.0.1:{_closed_port()}",
+           "RAY_CLIENT_INITIAL_CONNECTION_TIMEOUT_S": "1",
+           "RAY_CLIENT_MAX_CONNECTION_TIMEOUT_S": "1"}
     done = subprocess.run(
         [*YARD, "tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
          "--pairs", "1", "--cluster", "auto", "--db", f"sqlite:///{tmp_path / 'y.db'}"],
@@ -100,7 +123,15 @@ def test_cli_stores_nothing_when_the_cluster_cannot_be_reached(tmp_path: Path) -
     assert done.returncode == 2, done.stderr
     reason = "cannot start or reach Ray" if HAVE_RAY else "--cluster needs Ray"
     assert reason in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert not (tmp_path / "y.db").exists()
+
+
+def _closed_port() -> int:
+    """A local TCP port nothing listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def _tournament(db: Database, bots: str, pairs: int, engines: tuple[str, ...] = ()) -> str:
@@ -211,8 +242,7 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
         a dead worker's lease still running, games never claimed): `yard tournament resume
         --cluster auto` (as in the README: the cluster this machine joined, here the tests'
         Ray instance named by RAY_ADDRESS) plays exactly the missing games, each once, and
-        keeps the stored ones. (`--cluster local:N` starts its own Ray:
-        tests/test_dqn_cluster.py runs `yard train dqn` that way.)"""
+        keeps the stored ones. One worker (--concurrency 1): the tests above play on two."""
         db = Database.connect(pg_url)
         tid = _tournament(db, "random,greedy", pairs=3)
         entries = db.scheduled(tid)
@@ -225,8 +255,9 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
         db.release(parked.schedule_id, "old-worker-1", aborted=True)
         env = {**os.environ, "RAY_ADDRESS": ray_local.get_runtime_context().gcs_address}
         done = subprocess.run(
-            [*YARD, "tournament", "resume", tid, "--cluster", "auto", "--lease-time",
-             "10", "--json", "--db", pg_url, "--log", str(tmp_path / "children.log")],
+            [*YARD, "tournament", "resume", tid, "--cluster", "auto", "--concurrency", "1",
+             "--lease-time", "10", "--json", "--db", pg_url, "--log",
+             str(tmp_path / "children.log")],
             capture_output=True, text=True, timeout=300, env=env)
         assert done.returncode == 0, done.stderr
         payload = json.loads(done.stdout)
@@ -259,7 +290,9 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
         result: dict[str, Any] = {}
         # A lease far longer than the test may take: the driver must hand the dead
         # worker's game back when Ray reports the worker dead, not at the lease's end.
-        run = ClusterRun(db, pg_url, tid, parse_cluster("local:2"), lease_s=600,
+        # One worker: its replacement can only play the killed game if the driver hands
+        # the game back (the two-worker runs above cover sharing the schedule).
+        run = ClusterRun(db, pg_url, tid, parse_cluster("local:2"), workers=1, lease_s=600,
                          child_log=tmp_path / "children.log", on_workers=on_workers)
         driver = threading.Thread(target=lambda: result.update(report=run.run()))
         driver.start()

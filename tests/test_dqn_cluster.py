@@ -110,17 +110,23 @@ def test_bench_dqn_on_a_cluster_merges_its_seed_chunks_into_the_one_machine_numb
     assert done.returncode == 2 and "expected auto, ray://HOST:PORT" in done.stderr
 
 
-def test_cli_trains_with_two_local_actors_and_writes_loadable_weights(tmp_path: Path) -> None:
+def test_cli_trains_with_two_local_actors_and_writes_loadable_weights(
+        tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """`yard train dqn --cluster auto` (as in the README) on this machine's Ray instance (the
+    tests' one, named by RAY_ADDRESS): `--cluster local:N` makes the same `ray.init` with
+    N CPUs that the ray_local fixture makes, the address forms are tests/test_cluster.py's."""
     if not HAVE_RAY:
         assert os.environ.get("CI") != "true", "CI must install the cluster extra"
         return
+    ray = request.getfixturevalue("ray_local")
     out = tmp_path / "w.npz"
+    env = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
     done = subprocess.run(
         [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])",
          "train", "dqn", "--rules", "grid5", "--role", "detective", "--games", "6",
          "--hidden", "16", "--learn-start", "20", "--batch-size", "8", "--eval-every", "0",
-         "--quiet", "--cluster", "local:2", "--actors", "2", "--refresh-steps", "3",
-         "--out", str(out)], capture_output=True, text=True, timeout=300)
+         "--quiet", "--cluster", "auto", "--actors", "2", "--refresh-steps", "3",
+         "--out", str(out)], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     assert "after 6 games" in done.stdout
     load_model(out, load_ruleset("grid5"), Role.DETECTIVE)

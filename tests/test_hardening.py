@@ -272,7 +272,7 @@ def test_yard_serve_raises_its_open_file_limit_for_the_connection_cap(
                                               ((256, 512), 512, True)]:
         ready = tmp_path / f"ready-{hard}"
         proc = subprocess.Popen(
-            [str(ROOT / ".venv/bin/yard"), "serve", "--port", "0", "--db",
+            [str(Path(sys.executable).with_name("yard")), "serve", "--port", "0", "--db",
              f"sqlite:///{tmp_path / 'limits.db'}", "--ready-file", str(ready),
              "--max-connections", "2000"],
             preexec_fn=limits(soft, hard), stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -43,6 +43,7 @@ def test_small_tournament_end_to_end(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["games"] == 12
+    assert "sprt" not in report  # a plain tournament (tests/test_sprt_tournament.py: --sprt)
     tid = report["tournament_id"]
 
     db = Database.connect(url)
@@ -237,7 +238,8 @@ def test_killed_runner_resumes_and_plays_every_game_exactly_once(tmp_path: Path)
     url = db_url(tmp_path)
     runner = subprocess.Popen(
         [*YARD, "tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
-         "--pairs", "15", "--seed", "9", "--move-time", "5", "--db", url],
+         "--pairs", "15", "--seed", "9", "--move-time", "5", "--concurrency", "1",
+         "--db", url],
         stderr=subprocess.PIPE, text=True)
     assert runner.stderr is not None
     finished = 0

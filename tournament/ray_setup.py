@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -78,7 +79,9 @@ def init_ray(ray: Any, cluster: ClusterAddress) -> None:
     else:
         options["address"] = cluster.address
     try:
-        ray.init(**options)
+        with warnings.catch_warnings():  # Ray's client warns, then raises: one line is enough
+            warnings.simplefilter("ignore")
+            ray.init(**options)
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
         raise ClusterError(f"--cluster {cluster.text}: cannot start or reach Ray: "
                            f"{str(exc).splitlines()[0] if str(exc) else exc!r}") from None
