@@ -8,7 +8,8 @@ transactions can take the lock up front with ``BEGIN IMMEDIATE`` (an engine deri
 ``execution_options(yard_write=True)``); that avoids deadlocks between two writers
 upgrading read locks, which the busy timeout cannot resolve. A file opened read-only
 (``sqlite:///file:PATH?mode=ro&uri=true``, or without write permission) keeps its journal
-mode, and every read works on it.
+mode, and every read works on it; one older than this yard's schema is read through a
+migrated in-memory copy (:func:`memory_copy`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,30 @@ def create_engine(url: URL) -> Engine:
     engine = sa.create_engine(url, **kwargs)
     _tune_sqlite(engine)
     return engine
+
+
+def is_read_only(error: sa.exc.DBAPIError) -> bool:
+    """Whether ``error`` is SQLite refusing a write to a file it opened read-only."""
+    code = getattr(error.orig, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF == sqlite3.SQLITE_READONLY
+
+
+def memory_copy(engine: Engine) -> Engine:
+    """A private in-memory copy of the SQLite database behind ``engine`` (read through
+    ``engine``, which is then disposed): what a reader uses when the file is older than
+    this yard's schema and cannot be upgraded in place (no write access). The file is
+    never written; the copy shows the file as it was when copied."""
+    copy = sqlite3.connect(":memory:", check_same_thread=False)
+    source = engine.raw_connection()
+    try:
+        source.driver_connection.backup(copy)  # type: ignore[union-attr]
+    finally:
+        source.close()
+        engine.dispose()
+    memory = sa.create_engine("sqlite://", creator=lambda: copy, poolclass=StaticPool,
+                              json_serializer=json_text)
+    _tune_sqlite(memory)
+    return memory
 
 
 def _tune_sqlite(engine: Engine) -> None:

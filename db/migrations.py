@@ -173,7 +173,11 @@ def current_version(conn: Connection) -> int:
 
 
 def migrate(engine: Engine) -> int:
-    """Bring the schema up to :data:`LATEST` in one transaction; returns the version."""
+    """Bring the schema up to :data:`LATEST` in one transaction; returns the version.
+    A database already at :data:`LATEST` is only read (a read-only file or role opens)."""
+    with engine.connect() as conn:
+        if current_version(conn) == LATEST:
+            return LATEST
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"),

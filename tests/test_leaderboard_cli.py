@@ -158,6 +158,9 @@ def test_export_games_turns_ratings(folder: Path, tmp_path: Path) -> None:
     with Database.connect(f"sqlite:///{folder / 'yard.db'}") as store:
         assert len(turns) == len(store.load_game("other").turns)
     assert turns[0]["game_id"] == "other" and turns[0]["seat"] == 0
+    dash = yard("export", "--what", "turns", "--format", "json", "--rules", "warwick",
+                "--out", "-", cwd=folder)
+    assert json.loads(dash.stdout) == turns and not (folder / "-").exists()
     ratings = yard("export", "--what", "ratings", "--format", "csv", "--samples", "20",
                    cwd=folder)
     rated = list(csv.DictReader(io.StringIO(ratings.stdout)))

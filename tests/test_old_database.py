@@ -14,14 +14,20 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from click.testing import CliRunner
 
+from db.build import record_from_moves
+from db.errors import DatabaseError
+from db.migrations import MIGRATIONS, schema_version
 from db.portable import RECORD_FORMAT
 from db.store import Database
+from game import new_game
 from yard.cli import cli
 
 DATA = Path(__file__).parent / "data" / "old_database"
@@ -115,3 +121,29 @@ def test_new_games_are_stored_as_records_and_read_back_the_same(old_db: Path,
         assert store.load_game("new-beside-old").turns == game.turns
         assert store.load_game("old-format-1").turns == game.turns
     assert sorted(set(stored_forms(mixed)), key=str) == [1, 2, RECORD_FORMAT]
+
+
+def test_a_read_only_file_with_an_older_schema_is_read_without_being_changed(
+        tmp_path: Path) -> None:
+    """A file one migration behind this yard, opened read-only (as without write
+    permission; a URL says it since root may write anyway): read commands read it (through
+    a migrated private copy), writes are refused, the file stays as it was."""
+    path = tmp_path / "older.db"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:  # as the yard before the last migration left it
+        schema_version.create(conn)
+        for number, description, apply in MIGRATIONS[:-1]:
+            apply(conn)
+            conn.execute(schema_version.insert().values(
+                version=number, description=description, applied_at=datetime.now(UTC)))
+    engine.dispose()
+    before = path.read_bytes()
+    read_only = f"sqlite:///file:{path}?mode=ro&uri=true"
+    assert json.loads(run(read_only, ["games", "--json"])) == []
+    with Database.connect(read_only, create=False) as store:
+        assert store.results(None, None) == []
+        start = new_game("grid5", seed=1)
+        record = record_from_moves("g", start, [(0, start.legal_moves()[0])], {0: "a", 1: "b"})
+        with pytest.raises(DatabaseError, match="readonly"):
+            store.save_game(record)
+    assert path.read_bytes() == before

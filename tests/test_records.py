@@ -245,7 +245,8 @@ def test_export_import_replay_gives_identical_states(
         assert results(a) == results(b)  # tournaments and role-swapped pairs survive
         assert b.get_tournament(original_tournament(a, games)).spec == \
             a.get_tournament(original_tournament(a, games)).spec
-    again = yard("export", "--db", f"sqlite:///{folder / 'b.db'}", "--what", "records")
+    again = yard("export", "--db", f"sqlite:///{folder / 'b.db'}", "--what", "records",
+                 "--out", "-")
     assert again.returncode == 0, again.stderr
     assert again.stdout == exported.read_text()  # a second export is byte-identical
 

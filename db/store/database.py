@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from db.engine import check_exists, create_engine, parse_url, safe_url
+from db.engine import (
+    check_exists,
+    create_engine,
+    is_read_only,
+    memory_copy,
+    parse_url,
+    safe_url,
+)
 from db.errors import DatabaseError
 from db.migrations import migrate
 from db.records import GameRecord, ScheduledGame
@@ -24,7 +31,9 @@ class Database(Games, Tournaments, Schedule, Leases):
         """Open (creating or migrating the schema) the database at SQLAlchemy ``url``.
 
         With ``create=False`` a SQLite file that does not exist yet is an error instead of
-        being created (for read-only commands such as ``yard games``).
+        being created (for read-only commands such as ``yard games``). A SQLite file with an
+        older schema that cannot be written here is read from a migrated in-memory copy
+        (:func:`db.engine.memory_copy`) that refuses writes, as the file would.
         """
         parsed = parse_url(url)
         shown = safe_url(parsed)
@@ -36,7 +45,16 @@ class Database(Games, Tournaments, Schedule, Leases):
             raise DatabaseError(f"cannot open database {shown}: {exc}") from None
         db = cls(engine, shown)
         with db._errors("open"):
-            migrate(db._writer)
+            try:
+                migrate(db._writer)
+            except sa.exc.OperationalError as exc:
+                if not is_read_only(exc):
+                    raise
+                copy = memory_copy(engine)  # an older schema in a file we cannot write
+                db = cls(copy, shown)
+                migrate(db._writer)
+                with copy.connect() as conn:  # what a command writes would be lost: refuse
+                    conn.exec_driver_sql("PRAGMA query_only = ON")
         return db
 
     def close(self) -> None:

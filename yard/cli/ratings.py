@@ -153,7 +153,7 @@ def _save_images(matrices: list[Matrix], png: Path) -> None:
 @click.option("--format", "fmt", type=click.Choice([f.value for f in Format]), default=None,
               help="csv (default) or json; records are always JSON Lines.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write here instead of standard output.")
+              help="Write here instead of standard output ('-': standard output).")
 @click.option("--samples", type=click.IntRange(min=1), default=DEFAULT_SAMPLES,
               show_default=True, help="Bootstrap replicates (ratings).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
@@ -161,6 +161,8 @@ def export(db_url: str, ruleset: str | None, tournament_id: str | None, what: st
            fmt: str | None, out: Path | None, samples: int, seed: int) -> None:
     """Export games, turns or ratings as CSV or JSON, or self-contained game records."""
     kind = Export(what)
+    if out is not None and str(out) == "-":
+        out = None
     if kind is Export.RECORDS:
         if fmt == Format.CSV.value:
             raise click.UsageError("--what records is JSON Lines; --format csv does not apply")
