@@ -174,7 +174,11 @@ def test_engine_definitions() -> None:
                          ("name=a cmd=x option.k=1", "option.KEY"),
                          ("name=a bot=random roles=mrx", "roles= is for cmd"),
                          ("name=a cmd=x colour=red", "unknown key"),
-                         ("name=a 'cmd=x \"unclosed'", "quotation")]:
+                         ("name=a 'cmd=x \"unclosed'", "quotation"),
+                         # the shell took the quotes of `--engine cmd="node a.js"` away
+                         ("cmd=node a.js", "'a.js' is not key=value (a value with spaces "
+                          "needs quotes inside the --engine text, e.g. --engine "
+                          "'name=mybot cmd=\"node bot.js\"'); every --engine needs name=")]:
         try:
             parse_engine(bad)
         except EngineError as exc:

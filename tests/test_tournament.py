@@ -299,3 +299,24 @@ def test_runner_uses_the_bot_checks_it_is_given(tmp_path: Path) -> None:
     launches = asyncio.run(TournamentRunner(db, url, tid).launches())
     assert [(b.name, b.timed, b.cores) for b in launches] == [("random", False, 1)]
     db.close()
+
+
+def test_sigterm_stops_a_run_and_says_how_to_resume(tmp_path: Path) -> None:
+    """`kill` (SIGTERM, as a service manager stops it) ends the run as Ctrl-C does: exit
+    130, the command that resumes it, and the resume plays the rest."""
+    url = db_url(tmp_path)
+    runner = subprocess.Popen(
+        [*YARD, "tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
+         "--pairs", "10", "--seed", "4", "--concurrency", "1", "--db", url],
+        stderr=subprocess.PIPE, text=True)
+    assert runner.stderr is not None
+    for line in runner.stderr:
+        if line.startswith("game "):
+            break
+    runner.terminate()
+    rest = runner.stderr.read()
+    assert runner.wait(timeout=60) == 130, rest
+    tid = Database.connect(url).list_tournaments()[0].tournament_id
+    assert f"yard tournament resume {tid} --db {url}" in rest and "Traceback" not in rest
+    done = yard("tournament", "resume", tid, "--db", url, "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["games"] == 20, done.stderr

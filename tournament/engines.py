@@ -121,7 +121,7 @@ def parse_engine(text: str, cwd: str | None = None) -> Engine:
     for word in words:
         key, sep, value = word.partition("=")
         if not sep:
-            raise EngineError(f"--engine {text!r}: {word!r} is not key=value")
+            raise EngineError(_not_key_value(text, word, words))
         if key.startswith("option.") and len(key) > len("option."):
             options.append((key.removeprefix("option."), value))
         elif key in ("name", "cmd", "bot", "class", "roles", "rules"):
@@ -161,6 +161,19 @@ def parse_engine(text: str, cwd: str | None = None) -> Engine:
         raise EngineError(f"--engine {text!r}: {exc}") from None
     engine = spec_engine(spec, name, cwd)
     return Engine(engine.name, bot=engine.bot, rules=_list(fields.get("rules")), cwd=cwd)
+
+
+def _not_key_value(text: str, word: str, words: list[str]) -> str:
+    """Why ``word`` of ``--engine text`` is refused, with the quoting it most likely lacked
+    (the shell took the quotes around ``cmd="node bot.js"`` away)."""
+    message = f"--engine {text!r}: {word!r} is not key=value"
+    keys = [w.partition("=")[0] for w in words if "=" in w]
+    if keys:
+        message += (f" (a value with spaces needs quotes inside the --engine text, e.g. "
+                    f"--engine 'name=mybot {keys[-1]}=\"node bot.js\"')")
+    if "name" not in keys:
+        message += "; every --engine needs name=NAME"
+    return message
 
 
 def _list(value: str | None) -> tuple[str, ...] | None:

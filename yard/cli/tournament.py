@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +42,7 @@ from tournament.ray_setup import (
 from tournament.report import leader_line, tournament_report
 from tournament.runner import Progress as RunProgress
 from tournament.runner import TournamentRunner
-from tournament.schedule import Format
+from tournament.schedule import Format, Pairing
 from tournament.spec import TournamentSpec, create
 from yard.cli.options import (
     BOT_OPTION,
@@ -89,7 +92,17 @@ def tournament() -> None:
 @click.option("--concurrency", type=click.IntRange(min=1), help=CONCURRENCY_HELP)
 @click.option("--move-time", default=10.0, show_default=True, help="Seconds per move.")
 @click.option("--bank-time", default=0.0, show_default=True, help="Bank seconds per seat.")
-@click.option("--seed", default=0, show_default=True, help="Tournament seed.")
+@click.option("--seed", type=int, default=None,
+              help="Public tournament seed, for reproducible research runs: anyone who "
+              "knows it and the players can compute every deal (Mister X's start "
+              "included). Default: secret deals from a random key stored with the "
+              "tournament.")
+@click.option("--pairing", type=click.Choice([p.value for p in Pairing]),
+              default=Pairing.FRESH_MRX.value, show_default=True,
+              help="How the two games of a role-swapped pair are dealt. fresh-mrx: the "
+              "detectives start alike, Mister X's start is drawn afresh for each game. "
+              "same-deal: both games from one deal; a bot that remembers game 1 knows "
+              "Mister X's start in game 2: only for trusted bots.")
 @click.option("--self-play", is_flag=True, help="Also play each bot against itself.")
 @click.option("--detectives", "n_detectives", type=int, help="Detectives per game.")
 @click.option("--on-timeout", type=click.Choice(["forfeit", "random"]), default="forfeit",
@@ -108,8 +121,8 @@ def tournament() -> None:
 @db_option
 def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int | None,
         sprt_text: str | None, concurrency: int | None, move_time: float, bank_time: float,
-        seed: int, self_play: bool, n_detectives: int | None, on_timeout: str,
-        max_illegal: int, connect_timeout: float, bot_options: tuple[BotSpec, ...],
+        seed: int | None, pairing: str, self_play: bool, n_detectives: int | None,
+        on_timeout: str, max_illegal: int, connect_timeout: float, bot_options: tuple[BotSpec, ...],
         server_url: str | None, admin_token: str | None,
         as_json: bool, cluster_text: str | None, lease_time: float,
         child_log: Path | None, db_url: str) -> None:
@@ -122,7 +135,8 @@ def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int
     players, options, used = resolve_players(bots, list(engines), list(bot_options))
     spec = TournamentSpec(
         rules=rules, bots=players, format=fmt,
-        pairs=pairs, sprt=sprt, seed=seed, move_time=move_time, bank_time=bank_time,
+        pairs=pairs, sprt=sprt, seed=seed, pairing=pairing, move_time=move_time,
+        bank_time=bank_time,
         self_play=self_play, detectives=n_detectives, on_timeout=on_timeout,
         max_illegal=max_illegal, connect_timeout=connect_timeout,
         bot_options=options, engines={name: e.to_dict() for name, e in used.items()})
@@ -231,12 +245,13 @@ def _play_cluster(db: Database, db_url: str, tournament_id: str, cluster: Cluste
     run = ClusterRun(db, db_url, tournament_id, cluster, workers=workers, lease_s=lease_s,
                      child_log=child_log, on_progress=progress_line)
     try:
-        done = run.run()
+        with _sigterm_as_interrupt():
+            done = run.run()
     except KeyboardInterrupt:
         info = db.get_tournament(tournament_id)
         console.print(f"interrupted: {info.played}/{info.scheduled} games stored; continue "
                       f"with: yard tournament resume {tournament_id} --cluster "
-                      f"{cluster.text} --db {db_url}")
+                      f"{cluster.text} --db {db_url}", highlight=False, soft_wrap=True)
         sys.exit(130)
     report = tournament_report(db, tournament_id)
     if as_json:
@@ -258,7 +273,7 @@ def _play_cluster(db: Database, db_url: str, tournament_id: str, cluster: Cluste
     if done.progress.aborted:
         console.print(f"{done.progress.aborted} games could not be played; run `yard "
                       f"tournament resume {tournament_id} --cluster {cluster.text} --db "
-                      f"{db_url}` to retry them")
+                      f"{db_url}` to retry them", highlight=False, soft_wrap=True)
 
 
 def _sprt_spec(text: str | None) -> dict[str, float] | None:
@@ -294,12 +309,13 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
                               notice=lambda text: console.print(
                                   f"warning: {text}", highlight=False, soft_wrap=True))
     try:
-        with display:
+        with display, _sigterm_as_interrupt():
             progress = asyncio.run(runner.run())
     except KeyboardInterrupt:
         info = db.get_tournament(tournament_id)
         console.print(f"interrupted: {info.played}/{info.scheduled} games stored; continue "
-                      f"with: yard tournament resume {tournament_id} --db {db_url}")
+                      f"with: yard tournament resume {tournament_id} --db {db_url}",
+                      highlight=False, soft_wrap=True)
         sys.exit(130)
     report = tournament_report(db, tournament_id)
     if as_json:
@@ -319,7 +335,22 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
             return
     if progress.aborted:
         console.print(f"{progress.aborted} games could not be played; run `yard tournament "
-                      f"resume {tournament_id} --db {db_url}` to retry them")
+                      f"resume {tournament_id} --db {db_url}` to retry them",
+                      highlight=False, soft_wrap=True)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a service manager, `kill`) stops the run as Ctrl-C does: running games are
+    stored as aborted, and the way to resume is printed."""
+    def interrupt(_signum: int, _frame: object) -> None:
+        signal.raise_signal(signal.SIGINT)  # asyncio.run's own handler cancels the run
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _Display:
