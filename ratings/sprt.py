@@ -40,6 +40,7 @@ when it falls outside (0, 1) (all pairs won or lost).
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -312,14 +313,16 @@ class SprtState:
                 **self.spec.to_dict()}
 
     def summary(self) -> str:
-        """A few human lines: LLR and bounds, Elo and interval, decision."""
+        """A few human lines: the pentanomial with its legend, LLR and bounds, Elo and
+        interval with a note on how it differs from the leaderboard's, decision."""
         a, b = self.players or ("A", "B")
-        lines = [f"SPRT {a} vs {b} ({self.spec}): {self.pairs} pairs, pentanomial "
-                 f"{list(self.pentanomial)}",
+        lines = [*_wrap(f"SPRT {a} vs {b} ({self.spec}): {self.pairs} pairs"),
+                 *_wrap(f"pentanomial {list(self.pentanomial)}: {pentanomial_legend(a)}"),
                  f"LLR {self.llr:.3f}  bounds [{self.lower:.3f}, {self.upper:.3f}]"]
         if self.elo is not None and self.elo_ci is not None:
             lines.append(f"Elo {_fmt(self.elo)}  95% [{_fmt(self.elo_ci[0])}, "
                          f"{_fmt(self.elo_ci[1])}]")
+            lines.extend(_wrap(f"  ({elo_note(a, b)})"))
         lines.append({Decision.H1: f"H1 accepted: {a} is stronger (elo >= {self.spec.elo1:g})",
                       Decision.H0: f"H0 accepted: elo <= {self.spec.elo0:g}",
                       Decision.INCONCLUSIVE: f"inconclusive: {self.pairs} pairs used, no "
@@ -327,6 +330,24 @@ class SprtState:
                       Decision.CONTINUE: "no decision yet: the test continues",
                       }[self.decision])
         return "\n".join(lines)
+
+
+def pentanomial_legend(player: str = "A") -> str:
+    """What the five pentanomial counts are, ``player`` being the tested one."""
+    return (f"pairs in which {player} scored 0, 0.5, 1, 1.5, 2 of 2 points (a pair: two "
+            f"games from one start, {player} once on each side; 0.5 and 1.5 need a draw)")
+
+
+def elo_note(player: str = "A", opponent: str = "B") -> str:
+    """How the SPRT's Elo differs from ``yard leaderboard``'s for the same two players."""
+    return (f"logistic Elo of {player}'s mean pair score against {opponent}, these pairs "
+            "only; yard leaderboard's is a maximum-likelihood fit of all games in its pool, "
+            "with a Mister X advantage term and an anchor")
+
+
+def _wrap(text: str) -> list[str]:
+    return textwrap.wrap(text, width=80, subsequent_indent="  ", break_long_words=False,
+                         break_on_hyphens=False)
 
 
 def _fmt(value: float) -> str:
@@ -385,5 +406,6 @@ class PairTally:
 
 
 __all__ = ["DEFAULT_MAX_PAIRS", "EPSILON", "PAIR_SCORES", "Decision", "PairTally",
-           "SprtError", "SprtSpec", "SprtState", "decide", "elo_estimate", "evaluate",
-           "llr", "llr_batch", "llr_normal", "logistic_elo", "logistic_score"]
+           "SprtError", "SprtSpec", "SprtState", "decide", "elo_estimate", "elo_note",
+           "evaluate", "llr", "llr_batch", "llr_normal", "logistic_elo", "logistic_score",
+           "pentanomial_legend"]

@@ -5,23 +5,33 @@ this process), and as a real subprocess in test_leaderboard_json_matches_stored_
 from __future__ import annotations
 
 import csv
+import dataclasses
+import fcntl
 import io
 import json
 import os
+import random
+import struct
 import subprocess
 import sys
+import termios
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from yard_cli import yard_here
 
 from bots.arena import play_game
 from bots.registry import make_bot
 from db.build import record_from_moves
+from db.records import ComputeRow
 from db.store import Database
 from game import Outcome, Termination, Winner
+from ratings.render import output_width
+from tournament.compute import compute_summary
+from tournament.report import tournament_report
 from tournament.schedule import make_schedule, mrx_bot, team_members
 
 YARD = str(Path(sys.executable).with_name("yard"))
@@ -196,3 +206,153 @@ def test_missing_database_and_unknown_anchor_are_errors(tmp_path: Path, folder: 
     assert out.returncode == 2 and out.stderr.startswith("error: no database file")
     out = yard("leaderboard", "--rules", "grid5", "--anchor", "rush", cwd=folder)
     assert out.returncode == 2 and out.stderr.startswith("error: anchor 'rush' played")
+
+
+# Tables at 80 columns (a default terminal, a pipe, a log file): a pool of seven players with
+# long names, decided by a fixed strength order with some upsets.
+POOL = ["dqn+alphabeta", "alphabeta", "run2/rush", "mcts", "greedy+random", "greedy", "random"]
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """yard.db with a grid5 round robin of :data:`POOL` (3 pairs a pairing: 126 games),
+    stored as decided games without moves (the runner's forfeit records); ``tid.txt``."""
+    path = tmp_path_factory.mktemp("pool")
+    draw = random.Random(5)
+    with Database.connect(f"sqlite:///{path / 'yard.db'}") as store:
+        tid = store.create_tournament({"rules": "grid5", "bots": POOL, "pairs": 3})
+        for entry in store.schedule(tid, make_schedule(POOL, pairs=3, seed=1)):
+            gap = POOL.index(entry.detectives) - POOL.index(entry.mrx)  # > 0: Mr X stronger
+            mrx_wins = draw.random() < 1 / (1 + 10 ** (-0.6 * gap - 0.2))
+            store.record_forfeit(tid, entry, Outcome(Winner.MRX, Termination.SURVIVED)
+                                 if mrx_wins else Outcome(Winner.DETECTIVES, Termination.CAUGHT))
+    (path / "tid.txt").write_text(tid)
+    return path
+
+
+def interval(elo: float, ci: list[float]) -> str:
+    """``+866 [786,946]``: how the tables print an Elo and its 95% interval."""
+    return f"{round(elo):+d} [{round(ci[0])},{round(ci[1])}]"
+
+
+def row_lines(text: str, names: list[str]) -> dict[str, str]:
+    """The one table line of each player: a cell that is exactly its name."""
+    lines = {name: [line for line in text.splitlines()
+                    if name in (cell.strip() for cell in line.split("│"))] for name in names}
+    assert all(len(found) == 1 for found in lines.values()), lines
+    return {name: found[0] for name, found in lines.items()}
+
+
+def no_line_over(text: str, width: int) -> None:
+    too_long = [line for line in text.splitlines() if len(line) > width]
+    assert not too_long, too_long
+
+
+NO_COLUMNS = {k: v for k, v in os.environ.items() if k not in ("YARD_DB", "COLUMNS")}
+
+
+def test_leaderboard_fits_80_columns_and_shows_more_when_wider(pool: Path) -> None:
+    args = ("leaderboard", "--rules", "grid5", "--samples", "60", "--seed", "2")
+    rows = run_json(*args, cwd=pool)["rows"]
+    assert isinstance(rows, list) and rows[0]["player"] == "dqn+alphabeta"
+    narrow = yard(*args, cwd=pool, env=NO_COLUMNS)        # output is a pipe: 80 columns
+    assert narrow.returncode == 0, narrow.stderr
+    no_line_over(narrow.stdout, 80)
+    lines = row_lines(narrow.stdout, POOL)
+    for row in rows:   # whole name, and the interval on the name's line
+        shown = "0 (anchor)" if row["player"] == "random" else interval(row["elo"], row["ci95"])
+        assert shown in lines[row["player"]]
+        assert f" {row['games']} " in lines[row["player"]]
+    assert any(r["ci95"][1] - r["elo"] > 400 for r in rows)   # wide, 4-digit intervals
+    assert "Elo Mr X" not in narrow.stdout and "LOS" in narrow.stdout
+    assert "Mister X advantage" in narrow.stdout and "anchor random = 0" in narrow.stdout
+
+    wide = yard(*args, cwd=pool, env=NO_COLUMNS | {"COLUMNS": "120"})
+    no_line_over(wide.stdout, 120)
+    assert "Elo Mr X" in wide.stdout and "Elo det." in wide.stdout
+    lines = row_lines(wide.stdout, POOL)
+    for row in rows:
+        if row["elo_mrx"] is not None and row["player"] != "random":
+            assert f"{round(row['elo_mrx']):+d}" in lines[row["player"]]
+
+    by_role = run_json(*args, "--role", "mrx", cwd=pool)["rows"]
+    assert isinstance(by_role, list)
+    role = yard(*args, "--role", "mrx", cwd=pool, env=NO_COLUMNS)
+    no_line_over(role.stdout, 80)
+    lines = row_lines(role.stdout, POOL)
+    for row in by_role:       # sorted by it: the role's Elo keeps its interval at 80
+        assert interval(row["elo_mrx"], row["ci95_mrx"]) in lines[row["player"]]
+
+
+def test_matrix_fits_80_columns_with_a_column_legend(pool: Path) -> None:
+    cells = run_json("matrix", "--rules", "grid5", cwd=pool)["cells"]
+    assert isinstance(cells, list)
+    narrow = yard("matrix", "--rules", "grid5", cwd=pool, env=NO_COLUMNS)
+    assert narrow.returncode == 0, narrow.stderr
+    no_line_over(narrow.stdout, 80)
+    legend = " ".join(narrow.stdout.split("Mister X: ")[1].split())
+    assert legend == ", ".join(f"{i}={name}" for i, name in enumerate(POOL, 1))
+    lines = row_lines(narrow.stdout, POOL)          # row labels: whole names
+    for row in cells:
+        rates = [f"{c['rate']:.2f}" if c["games"] else "·" for c in row]
+        assert lines[row[0]["detectives"]].split("│")[2:-1] == [f" {r:>4} " for r in rates]
+
+    wide = yard("matrix", "--rules", "grid5", cwd=pool, env=NO_COLUMNS | {"COLUMNS": "200"})
+    no_line_over(wide.stdout, 200)
+    assert "Mister X: " not in wide.stdout and all(f" {name} ┃" in wide.stdout for name in POOL)
+    assert " n=3" in wide.stdout
+
+
+def test_end_report_fits_80_columns(pool: Path) -> None:
+    tid = (pool / "tid.txt").read_text()
+    compute = compute_summary([ComputeRow("dqn+alphabeta", "1", 40, 8.0, 0, 0, 90_000, 40,
+                                          200, 40),
+                               ComputeRow("mcts", "1", 40, 8.0, 400_000, 40),
+                               ComputeRow("run2/rush", None, 40, 0.04)])
+    with Database.connect(f"sqlite:///{pool / 'yard.db'}", create=False) as store:
+        report = dataclasses.replace(tournament_report(store, tid, samples=40),
+                                     compute=compute)
+    texts = {}
+    for width in (80, 130):
+        out = io.StringIO()
+        report.render(Console(file=out, width=width))
+        texts[width] = out.getvalue()
+        no_line_over(texts[width], width)
+    assert report.board is not None
+    leaderboard, matrix = texts[80].split("Detectives' win rate")
+    lines = row_lines(leaderboard, POOL)
+    for row in report.board.rows:
+        assert row.ci is not None
+        shown = "0 (anchor)" if row.player == "random" else interval(row.elo, list(row.ci))
+        assert shown in lines[row.player]
+    assert row_lines(matrix.split("Compute per move")[0], POOL)
+    compute_lines = row_lines(matrix.split("Compute per move")[1], list(compute))
+    assert "2,250" in compute_lines["dqn+alphabeta"] and "0.200 s" in compute_lines["mcts"]
+    assert "10,000" in compute_lines["mcts"] and "0.001 s" in compute_lines["run2/rush"]
+    assert "playouts/move" in texts[130] and "Elo Mr X" in texts[130]
+    assert "Elo Mr X" not in texts[80]
+
+
+def test_output_width_pipe_columns_and_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert output_width(io.StringIO()) == 80
+    main, side = os.openpty()
+    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 132, 0, 0))
+    with os.fdopen(side, "w") as terminal:
+        assert output_width(terminal) == 132
+        monkeypatch.setenv("COLUMNS", "100")
+        assert output_width(terminal) == output_width(io.StringIO()) == 100
+    os.close(main)
+
+
+def test_games_table_fits_80_columns(pool: Path) -> None:
+    out = yard("games", "--limit", "5", cwd=pool, env=NO_COLUMNS)
+    assert out.returncode == 0, out.stderr
+    no_line_over(out.stdout, 80)
+    with Database.connect(f"sqlite:///{pool / 'yard.db'}", create=False) as store:
+        newest = store.list_games(limit=5)
+    for game in newest:     # ids whole (yard replay takes them), players on the same line
+        line = next(line for line in out.stdout.splitlines() if f" {game.game_id} " in line)
+        assert f" {game.mrx_player} " in line and f" {game.detective_player} " in line
+    wide = yard("games", "--limit", "5", cwd=pool, env=NO_COLUMNS | {"COLUMNS": "150"})
+    assert "finished (UTC)" in wide.stdout and "tournament" in wide.stdout

@@ -142,6 +142,26 @@ def test_bounds_and_decisions() -> None:
     assert "inconclusive" in capped.summary()
 
 
+def test_summary_explains_the_pentanomial_and_its_elo() -> None:
+    state = evaluate(SprtSpec(0, 100), [0, 0, 20, 0, 84], max_pairs=1000,
+                     players=("dqn+alphabeta", "run2/rush"))
+    text = state.summary()
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines), lines
+    flat = " ".join(text.split())
+    assert ("pentanomial [0, 0, 20, 0, 84]: pairs in which dqn+alphabeta scored 0, 0.5, 1, "
+            "1.5, 2 of 2 points") in flat
+    elo = next(i for i, line in enumerate(lines) if line.startswith("Elo +389.3  95% ["))
+    note = " ".join(" ".join(lines[elo + 1:]).split())    # right under the Elo line
+    assert note.startswith("(logistic Elo of dqn+alphabeta's mean pair score against "
+                           "run2/rush, these pairs only; yard leaderboard's is a "
+                           "maximum-likelihood fit of all games in its pool")
+    assert lines[-1] == "H1 accepted: dqn+alphabeta is stronger (elo >= 100)"
+    # No pairs yet: no Elo, so no note about it.
+    empty = evaluate(SprtSpec(), [0, 0, 0, 0, 0]).summary()
+    assert "pairs in which A scored" in " ".join(empty.split()) and "logistic Elo" not in empty
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("elo0=10,elo1=0", "elo0 must be below elo1"),
     ("elo0=0,elo1=10,alpha=0", "alpha and beta"),

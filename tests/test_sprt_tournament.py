@@ -85,6 +85,30 @@ def test_state_counts_complete_decided_pairs_from_stored_games(tmp_path: Path) -
     assert sprt_state(db, plain) is None and stored_sprt_state(db, plain) is None
 
 
+def test_yard_sprt_prints_a_legend_and_keeps_its_json(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'l.db'}"
+    db, tid = sprt_tournament(url, pairs=6)
+    entries = db.scheduled(tid)
+    for index, outcome in enumerate([DET_WINS, MRX_WINS, DET_WINS, DET_WINS, DET_WINS,
+                                     MRX_WINS, MRX_WINS, DET_WINS]):   # pairs 4, 2, 4, 0
+        db.record_forfeit(tid, entries[index], outcome, "test")
+    text = yard_here("sprt", "--tournament", tid, "--db", url)
+    assert text.returncode == 0, text.stderr
+    flat = " ".join(text.stdout.split())
+    assert ("pentanomial [1, 0, 1, 0, 2]: pairs in which greedy scored 0, 0.5, 1, 1.5, 2 "
+            "of 2 points") in flat
+    assert "(logistic Elo of greedy's mean pair score against random, these pairs only; " \
+        "yard leaderboard's is a maximum-likelihood fit" in flat
+    assert flat.index("Elo +") < flat.index("(logistic Elo of greedy") < flat.index(
+        "no decision yet")
+    data = json.loads(yard_here("sprt", "--tournament", tid, "--db", url, "--json").stdout)
+    assert set(data) == {"tournament_id", "llr", "lower", "upper", "elo", "elo_ci",
+                         "decision", "pairs", "pentanomial", "max_pairs", "incomplete_pairs",
+                         "players", "elo0", "elo1", "alpha", "beta", "recorded"}
+    assert data["pentanomial"] == [1, 0, 1, 0, 2] and data["pairs"] == 4
+    assert data["players"] == ["greedy", "random"] and data["recorded"] is None
+
+
 def test_a_runner_resumes_only_an_undecided_test(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'r.db'}"
     db, tid = sprt_tournament(url, pairs=30, test="elo0=0,elo1=200")

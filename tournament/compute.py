@@ -10,12 +10,17 @@ the search effort it reported (playouts, nodes, depth), so unequal compute is vi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from rich.console import Group
+from rich.markup import escape
 from rich.table import Table
 
 from db.records import ComputeRow
+from ratings.render import first_fitting, table_view
 
 
 @dataclass(frozen=True)
@@ -85,14 +90,45 @@ def _fmt(value: float | None, spec: str) -> str:
     return "—" if value is None else format(value, spec)
 
 
-def compute_table(summary: dict[str, BotCompute]) -> Table:
-    """The per-bot compute as a rich table."""
+#: Compute columns: header, cell; the effort columns (last three) are left out at narrow
+#: widths when no bot reported that effort.
+_COLUMNS: dict[str, tuple[str, Callable[[BotCompute], str]]] = {
+    "bot": ("bot", lambda row: escape(row.bot)),
+    "moves": ("moves", lambda row: str(row.moves)),
+    "time": ("time/move", lambda row: "—" if row.mean_time_s is None
+             else f"{row.mean_time_s:.3f} s"),
+    "playouts": ("playouts/move", lambda row: _fmt(row.mean_playouts, ",.0f")),
+    "nodes": ("nodes/move", lambda row: _fmt(row.mean_nodes, ",.0f")),
+    "depth": ("depth", lambda row: _fmt(row.mean_depth, ".1f")),
+}
+_SHORT_HEADERS = {"playouts": "playouts", "nodes": "nodes"}
+
+
+def compute_table(summary: dict[str, BotCompute], width: int | None = None) -> Table:
+    """The per-bot compute as a rich table that fits ``width`` columns (all columns when
+    ``None``): at narrow widths effort nobody reported is left out, then headers shorten
+    and the move count goes; bot names are never cut."""
+    reported = [key for key in ("playouts", "nodes", "depth")
+                if any(_COLUMNS[key][1](row) != "—" for row in summary.values())]
+    layouts = [(list(_COLUMNS), {}), (["bot", "moves", "time", *reported], {}),
+               (["bot", "moves", "time", *reported], _SHORT_HEADERS),
+               (["bot", "time", *reported], _SHORT_HEADERS)]
+    return first_fitting([partial(_compute_layout, summary, keys, headers)
+                          for keys, headers in layouts], width)
+
+
+def _compute_layout(summary: dict[str, BotCompute], keys: list[str],
+                    headers: dict[str, str]) -> Table:
     table = Table(title="Compute per move", caption="time: the server's clock, your_turn to "
-                  "move; effort: as the bot reported it (— none reported)")
-    for name in ("bot", "moves", "time/move", "playouts/move", "nodes/move", "depth"):
-        table.add_column(name, justify="left" if name == "bot" else "right")
-    for bot, row in summary.items():
-        seconds = "—" if row.mean_time_s is None else f"{row.mean_time_s:.3f} s"
-        table.add_row(bot, str(row.moves), seconds, _fmt(row.mean_playouts, ",.0f"),
-                      _fmt(row.mean_nodes, ",.0f"), _fmt(row.mean_depth, ".1f"))
+                  "move; effort: as the bot reported it (—: none)", caption_justify="left")
+    for key in keys:
+        table.add_column(headers.get(key, _COLUMNS[key][0]), no_wrap=True,
+                         justify="left" if key == "bot" else "right")
+    for row in summary.values():
+        table.add_row(*(_COLUMNS[key][1](row) for key in keys))
     return table
+
+
+def compute_view(summary: dict[str, BotCompute], width: int | None = None) -> Group:
+    """:func:`compute_table` with its caption below as lines wrapped at the console."""
+    return table_view(compute_table(summary, width))

@@ -12,8 +12,8 @@ from ratings.bootstrap import DEFAULT_SAMPLES
 from ratings.leaderboard import Leaderboard, leaderboard
 from ratings.matrix import Matrix, win_rate_matrix
 from ratings.outcomes import from_results
-from ratings.render import leaderboard_table, matrix_table
-from tournament.compute import BotCompute, compute_summary, compute_table
+from ratings.render import leaderboard_view, matrix_view, output_console
+from tournament.compute import BotCompute, compute_summary, compute_view
 
 #: Bootstrap replicates for the live "current leader" line (cheap) and the final table.
 LIVE_SAMPLES = 0
@@ -39,16 +39,21 @@ class TournamentReport:
                 "matrix": None if self.matrix is None else self.matrix.to_dict(),
                 "compute": {bot: row.to_dict() for bot, row in self.compute.items()}}
 
-    def render(self, console: Console) -> None:
-        """Print the tables: leaderboard, win-rate matrix, compute per bot."""
+    def render(self, console: Console | None = None) -> None:
+        """Print the tables: leaderboard, win-rate matrix, compute per bot, each fitted to
+        the console's width (see :mod:`ratings.render`); default console: standard output
+        at :func:`ratings.render.output_width`."""
+        if console is None:
+            console = output_console()
         console.print(f"tournament {self.tournament_id}: {self.games}/{self.scheduled} games")
+        width = console.width
         if self.board is None or self.matrix is None:
             console.print("no decided games to rate")
         else:
-            console.print(leaderboard_table(self.board))
-            console.print(matrix_table(self.matrix))
+            console.print(leaderboard_view(self.board, width))
+            console.print(matrix_view(self.matrix, width))
         if self.compute:
-            console.print(compute_table(self.compute))
+            console.print(compute_view(self.compute, width))
 
 
 def tournament_report(db: Database, tournament_id: str,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,6 +25,9 @@ from ratings.leaderboard import leaderboard as build_leaderboard
 from ratings.matrix import Matrix, win_rate_matrix
 from ratings.outcomes import Conversion, GameOutcome, from_results, split_by_ruleset
 from yard.cli.options import json_option, selection_options
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def load_games(db_url: str, ruleset: str | None, tournament_id: str | None) -> Conversion:
@@ -49,10 +52,12 @@ def _sections(data: Conversion, ruleset: str | None) -> dict[str, list[GameOutco
     return {ruleset: groups.get(ruleset, [])} if ruleset else groups
 
 
-def _print(renderable: Any) -> None:
-    from rich.console import Console
+def _console() -> Console:
+    """A console at the terminal's width, or 80 columns for a pipe or file (``COLUMNS``
+    overrides): tables fit it (``ratings.render``)."""
+    from ratings.render import output_console
 
-    Console(width=max(120, Console().width)).print(renderable)
+    return output_console()
 
 
 def _emit_json(sections: list[dict[str, Any]], ruleset: str | None) -> None:
@@ -85,10 +90,11 @@ def leaderboard(db_url: str, ruleset: str | None, tournament_id: str | None,
         sections = [b.to_dict() for b in boards]
         _emit_json(sections or _empty_sections(ruleset, _EMPTY_BOARD), ruleset)
         return
-    from ratings.render import leaderboard_table
+    from ratings.render import leaderboard_view
 
+    console = _console()
     for board in boards:
-        _print(leaderboard_table(board))
+        console.print(leaderboard_view(board, console.width))
 
 
 _EMPTY_BOARD: dict[str, Any] = {"anchor": None, "mrx_advantage": None, "games": 0,
@@ -120,10 +126,11 @@ def matrix(db_url: str, ruleset: str | None, tournament_id: str | None,
         sections = [m.to_dict() for m in matrices]
         _emit_json(sections or _empty_sections(ruleset, _EMPTY_MATRIX), ruleset)
         return
-    from ratings.render import matrix_table
+    from ratings.render import matrix_view
 
+    console = _console()
     for matrix in matrices:
-        _print(matrix_table(matrix))
+        console.print(matrix_view(matrix, console.width))
 
 
 def _ordered_matrix(games: list[GameOutcome]) -> Matrix:

@@ -9,6 +9,7 @@ game id is one ``error: ...`` line and exit status 2 (a :class:`~db.errors.Datab
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -40,19 +41,48 @@ def games(db_url: str, ruleset: str | None, tournament_id: str | None, limit: in
         _print_games(found)
 
 
+#: ``yard games`` columns, and the layouts tried from the widest: game ids and player names
+#: are never cut (``yard replay`` takes the id); the tournament (the game id's prefix for
+#: tournament games), the time, moves and reason go first at narrow widths.
+_GAME_COLUMNS: dict[str, Callable[[GameSummary], str]] = {
+    "game": lambda g: g.game_id,
+    "ruleset": lambda g: g.ruleset,
+    "mrx": lambda g: g.mrx_player,
+    "detectives": lambda g: g.detective_player,
+    "winner": lambda g: g.winner.value if g.winner else "-",
+    "reason": lambda g: g.termination.value,
+    "moves": lambda g: str(g.moves),
+    "finished (UTC)": lambda g: g.finished_at.strftime("%Y-%m-%d %H:%M:%S"),
+    "tournament": lambda g: g.tournament_id or "-",
+}
+_GAME_LAYOUTS: tuple[tuple[str, ...], ...] = (
+    tuple(_GAME_COLUMNS),
+    ("game", "ruleset", "mrx", "detectives", "winner", "reason", "moves", "finished (UTC)"),
+    ("game", "ruleset", "mrx", "detectives", "winner", "reason", "moves"),
+    ("game", "ruleset", "mrx", "detectives", "winner"),
+    ("game", "mrx", "detectives", "winner"),
+)
+
+
 def _print_games(found: list[GameSummary]) -> None:
-    from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table()
-    for column in ("game", "ruleset", "mrx", "detectives", "winner", "reason", "moves",
-                   "finished (UTC)", "tournament"):
-        table.add_column(column, overflow="fold")
-    for g in found:
-        table.add_row(g.game_id, g.ruleset, g.mrx_player, g.detective_player,
-                      g.winner.value if g.winner else "-", g.termination.value, str(g.moves),
-                      g.finished_at.strftime("%Y-%m-%d %H:%M:%S"), g.tournament_id or "-")
-    Console(width=max(120, Console().width)).print(table)
+    from ratings.render import first_fitting, output_console
+
+    def layout(keys: tuple[str, ...]) -> Callable[[], Table]:
+        def build() -> Table:
+            table = Table()
+            for key in keys:
+                table.add_column(key, no_wrap=key in ("game", "mrx", "detectives"),
+                                 overflow="fold")
+            for g in found:
+                table.add_row(*(escape(_GAME_COLUMNS[key](g)) for key in keys))
+            return table
+        return build
+
+    console = output_console()
+    console.print(first_fitting([layout(keys) for keys in _GAME_LAYOUTS], console.width))
 
 
 @click.command()
