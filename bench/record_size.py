@@ -31,9 +31,13 @@ from bots.client import BotClient  # noqa: E402
 from bots.registry import make_bot  # noqa: E402
 from db.store import Database  # noqa: E402
 from protocol import StartMatch  # noqa: E402
+from protocol.tokens import new_token  # noqa: E402
 from server.admin import AdminClient  # noqa: E402
 from server.app import MatchServer  # noqa: E402
 from server.core import ServerConfig  # noqa: E402
+
+ADMIN_TOKEN = new_token()
+"""The admin token of the in-process server."""
 
 
 async def play(url: str, rules: str, games: int, concurrent: int) -> list[str]:
@@ -42,7 +46,7 @@ async def play(url: str, rules: str, games: int, concurrent: int) -> list[str]:
     for client in clients:
         await asyncio.wait_for(client.connected.wait(), 30)
     played: list[str] = []
-    async with AdminClient(url) as admin:
+    async with AdminClient(url, ADMIN_TOKEN) as admin:
         running: list[str] = []
         for seed in range(games):
             running.append(await admin.start_match(StartMatch(rules, "x", ["d"], seed=seed)))
@@ -59,7 +63,7 @@ async def play(url: str, rules: str, games: int, concurrent: int) -> list[str]:
 
 async def serve_and_play(db_url: str, args: argparse.Namespace) -> list[str]:
     store = Database.connect(db_url)
-    server = MatchServer(ServerConfig(), store, port=0)
+    server = MatchServer(ServerConfig(admin_token=ADMIN_TOKEN), store, port=0)
     await server.start()
     try:
         return await play(server.url, args.rules, args.games, args.concurrent)

@@ -27,8 +27,12 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from websockets.asyncio.client import ClientConnection, connect  # noqa: E402
 
 from protocol import StartMatch, TimeControl  # noqa: E402
+from protocol.tokens import new_token  # noqa: E402
 from server.admin import AdminClient  # noqa: E402
 from tournament.processes import start_server  # noqa: E402
+
+ADMIN_TOKEN = new_token()
+"""The admin token of the server this benchmark starts."""
 
 
 class RandomClient:
@@ -64,7 +68,8 @@ class RandomClient:
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
-        server, url = await start_server(f"sqlite:///{Path(tmp) / 'bench.db'}")
+        server, url = await start_server(f"sqlite:///{Path(tmp) / 'bench.db'}",
+                                         admin_token=ADMIN_TOKEN)
         try:
             return await _play(args, url)
         finally:
@@ -80,7 +85,7 @@ async def _play(args: argparse.Namespace, url: str) -> dict[str, Any]:
         await ready.wait()
     moves = 0
     started = time.perf_counter()
-    async with AdminClient(url) as admin:
+    async with AdminClient(url, ADMIN_TOKEN) as admin:
         gate = asyncio.Semaphore(args.concurrent)
 
         async def one(i: int) -> int:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -96,6 +97,10 @@ def echo_run(args: argparse.Namespace) -> dict[str, object]:
     return _last_json(out)
 
 
+ADMIN_TOKEN = secrets.token_urlsafe(32)
+"""The admin token of the ``yard serve`` measured (given to it and to the load client)."""
+
+
 def yard_run(args: argparse.Namespace) -> dict[str, object]:
     """CPU per move of ``yard serve`` under random bots."""
     port = _free_port()
@@ -108,7 +113,8 @@ def yard_run(args: argparse.Namespace) -> dict[str, object]:
              f"sqlite:///{db}", "--max-connections", str(conns), "--max-per-address",
              str(conns), "--move-time", "60",
              *(["--loop", args.loop] if args.loop != "asyncio" else [])],
-            env={**os.environ, "PYTHONPATH": args.yard_src} if args.yard_src else None,
+            env={**os.environ, "YARD_ADMIN_TOKEN": ADMIN_TOKEN,
+                 **({"PYTHONPATH": args.yard_src} if args.yard_src else {})},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
         rss = _RssPeak(server.pid)
@@ -120,6 +126,7 @@ def yard_run(args: argparse.Namespace) -> dict[str, object]:
                 ["taskset", "-c", "1", sys.executable, str(ECHO / "yard_load.py"), "--port",
                  str(port), "--server-pid", str(server.pid), "-c", str(args.concurrent),
                  "--games", str(args.games), "--rules", args.rules],
+                env={**os.environ, "YARD_ADMIN_TOKEN": ADMIN_TOKEN},
                 capture_output=True, text=True, check=True).stdout
         finally:
             rss.stop()

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import os
+import secrets
 import sys
 import tempfile
 import time
@@ -48,7 +49,8 @@ async def hog(url: str, game: str, stop: asyncio.Event, dropped: list[int]) -> N
 async def main(args: argparse.Namespace) -> None:
     tree = Path(args.tree).resolve()
     tmp = Path(tempfile.mkdtemp(prefix="yard-slow-"))
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    token = secrets.token_urlsafe(32)  # the server's admin token (older trees ignore it)
+    env = {**os.environ, "PYTHONPATH": str(tree), "YARD_ADMIN_TOKEN": token}
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])",
         "serve", "--port", "0", "--db", f"sqlite:///{tmp / 'slow.db'}", cwd=tree, env=env,
@@ -60,7 +62,7 @@ async def main(args: argparse.Namespace) -> None:
         await sleepy.send(json.dumps({"type": "hello", "protocol": 1, "name": "sleepy"}))
         admin = await connect(url, proxy=None, max_queue=None)
         await admin.send(json.dumps({"type": "hello", "protocol": 1, "name": "a",
-                                     "role": "admin"}))
+                                     "role": "admin", "token": token}))
         await admin.recv()
         await admin.send(json.dumps({
             "type": "start_match", "rules": "classic", "mrx": "sleepy",

@@ -39,8 +39,12 @@ from websockets.asyncio.client import connect  # noqa: E402
 from websockets.exceptions import ConnectionClosed, InvalidStatus  # noqa: E402
 
 from protocol import OnTimeout, Policy, StartMatch, TimeControl  # noqa: E402
+from protocol.tokens import new_token  # noqa: E402
 from server.admin import AdminClient, AdminError  # noqa: E402
 from tournament.processes import start_server  # noqa: E402
+
+ADMIN_TOKEN = new_token()
+"""The admin token of the server the soak test starts."""
 
 counts: Counter[str] = Counter()
 running_games: set[str] = set()
@@ -85,7 +89,7 @@ async def player(url: str, name: str, rng: random.Random, ready: asyncio.Event) 
 
 async def games(url: str, at_once: int, stop: asyncio.Event, rng: random.Random) -> None:
     """Keep ``at_once`` games running until ``stop``; count results and failures."""
-    async with AdminClient(url, name="soak-admin") as admin:
+    async with AdminClient(url, ADMIN_TOKEN, name="soak-admin") as admin:
         gate = asyncio.Semaphore(at_once)
 
         async def one(seed: int) -> None:
@@ -254,7 +258,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     db, log = tmp / "soak.db", tmp / "server.log"
     server, url = await start_server(f"sqlite:///{db}", "--move-time", "5",
                                      "--hello-timeout", str(args.hello_timeout),
-                                     stderr_log=log)
+                                     stderr_log=log, admin_token=ADMIN_TOKEN)
     port = int(url.rsplit(":", 1)[1])
     pid = server.proc.pid
     rng = random.Random(args.seed)

@@ -28,6 +28,7 @@ import signal
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -60,10 +61,12 @@ from protocol import (
     decode,
     encode,
 )
+from protocol.tokens import TokenFileError, read_token_file, write_token_file
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BotClient", "ClientError", "make_bot", "run_client", "run_on_loop"]
+__all__ = ["BotClient", "ClientError", "account_token", "make_bot", "run_client",
+           "run_on_loop"]
 
 GOING_AWAY = 1001
 """Close code the server uses when it shuts down: the client stops instead of resuming."""
@@ -151,13 +154,19 @@ class BotClient:
     def __init__(self, factory: Callable[[], Bot], url: str, name: str, version: str = "",
                  token: str | None = None, max_games: int | None = None,
                  retries: int = len(RESUME_DELAYS), instance: str | None = None,
-                 direct: bool = True) -> None:
+                 direct: bool = True, register: bool = False,
+                 on_token: Callable[[str], None] | None = None) -> None:
         self.factory = factory
         self.url = url
         self.name = name
         self.instance = instance
         self.version = version
         self.token = token
+        #: Ask the server for an account under ``name`` (``hello.register``); once its
+        #: token arrives it is kept in :attr:`token` (later connections send it) and
+        #: handed to ``on_token``.
+        self.register = register
+        self.on_token = on_token
         self.max_games = max_games
         self.retries = retries
         self.games_played = 0
@@ -214,7 +223,8 @@ class BotClient:
             if self.direct:
                 ws.attach(self._frame, MAX_FRAME)
             await ws.send(encode(Hello(PROTOCOL_VERSION, self.name, self.version, self.token,
-                                       self._resume, instance=self.instance)))
+                                       self._resume, instance=self.instance,
+                                       register=self.register)))
             async for frame in ws:
                 self._frame(frame)
                 if self._failure is not None or self._done():
@@ -267,6 +277,10 @@ class BotClient:
     def _on_message(self, msg: Message) -> None:
         if isinstance(msg, Welcome):
             self.session, self._resume = msg.session, msg.resume_token
+            if msg.token is not None and self.register:
+                self.token, self.register = msg.token, False
+                if self.on_token is not None:
+                    self.on_token(msg.token)
             self.connected.set()
         elif isinstance(msg, GameStart):
             self._start(msg)
@@ -382,6 +396,40 @@ class BotClient:
 
 LOOPS = ("auto", "asyncio", "uvloop")
 """Event loops a bot process may run on (``yard bot --loop``)."""
+
+
+def account_token(name: str, token: str | None, token_file: str | None, register: bool
+                  ) -> tuple[str | None, bool, Callable[[str], None] | None]:
+    """``(token, register, on_token)`` for a :class:`BotClient` from a bot's ``--token``,
+    ``--token-file`` and ``--register`` options. A token file that exists gives the token
+    (and makes ``--register`` a no-op: the bot registered before); with ``--register`` the
+    new token is written to the token file (mode 0600) or, without one, printed once to
+    stderr."""
+    if token is not None and (token_file is not None or register):
+        raise ClientError("--token is the token itself: leave out --token-file and "
+                          "--register")
+    path = None if token_file is None else Path(token_file)
+    if path is not None and (path.exists() or not register):
+        try:
+            return read_token_file(path), False, None
+        except TokenFileError as exc:
+            raise ClientError(str(exc)) from None
+    if not register:
+        return token, False, None
+
+    def keep(new: str) -> None:
+        if path is not None:
+            try:
+                write_token_file(path, new)
+                print(f"registered {name!r}: its token is in {path} (next time: "
+                      f"--token-file {path})", file=sys.stderr, flush=True)
+                return
+            except TokenFileError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+        print(f"registered {name!r}; its token, shown only now (next time: --token TOKEN, "
+              f"or keep it in a file for --token-file):\n{new}", file=sys.stderr, flush=True)
+
+    return None, True, keep
 
 
 def run_on_loop(main: Coroutine[Any, Any, int], loop: str = "auto") -> int:

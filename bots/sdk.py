@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable, Sequence
 
 from bots.base import Bot
-from bots.client import LOOPS, BotClient, run_client, run_on_loop
+from bots.client import LOOPS, BotClient, account_token, run_client, run_on_loop
 from game import MRX, Move, Ruleset, View
 
 __all__ = ["MRX", "Bot", "Move", "Ruleset", "View", "run"]
@@ -36,10 +36,12 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None) -
 
     Command line: ``--url`` (default ``$YARD_URL``, else ``ws://127.0.0.1:8765``),
     ``--name`` (default ``$YARD_BOT_NAME``, else the class's ``name``), ``--token``,
-    ``--version``, ``--games``, ``--instance`` (a label telling several processes of one
-    bot apart; default ``$YARD_BOT_INSTANCE``), ``--loop`` (``auto``: uvloop when
-    installed; ``asyncio``, ``uvloop``). A launcher (``yard tournament run
-    --engine``) sets the variables.
+    ``--token-file`` (a file holding the token), ``--register`` (get an account on a
+    server with open registration: the token is written to ``--token-file``, else printed
+    once; a ``--token-file`` that exists is used instead), ``--version``, ``--games``,
+    ``--instance`` (a label telling several processes of one bot apart; default
+    ``$YARD_BOT_INSTANCE``), ``--loop`` (``auto``: uvloop when installed; ``asyncio``,
+    ``uvloop``). A launcher (``yard tournament run --engine``) sets the variables.
     Returns games played.
 
     Call ``self.report(playouts=..., nodes=..., depth=...)`` in ``choose`` to send the
@@ -49,13 +51,19 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None) -
     parser = argparse.ArgumentParser(description=f"yard bot {default_name}")
     parser.add_argument("--url", default=os.environ.get("YARD_URL") or "ws://127.0.0.1:8765")
     parser.add_argument("--name", default=default_name)
-    parser.add_argument("--token")
+    parser.add_argument("--token", help="this bot's token, if the server requires one")
+    parser.add_argument("--token-file", help="file holding this bot's token (with "
+                        "--register: where the new token is written)")
+    parser.add_argument("--register", action="store_true",
+                        help="register the name on a server with open registration")
     parser.add_argument("--version", default="")
     parser.add_argument("--games", type=int)
     parser.add_argument("--instance", default=os.environ.get("YARD_BOT_INSTANCE") or None)
     parser.add_argument("--loop", choices=LOOPS, default="auto",
                         help="event loop (auto: uvloop when installed)")
     args = parser.parse_args(argv)
-    client = BotClient(bot, args.url, args.name, args.version, args.token, args.games,
-                       instance=args.instance)
+    token, register, on_token = account_token(args.name, args.token, args.token_file,
+                                              args.register)
+    client = BotClient(bot, args.url, args.name, args.version, token, args.games,
+                       instance=args.instance, register=register, on_token=on_token)
     return run_on_loop(run_client(client), args.loop)

@@ -7,8 +7,9 @@ them into one ``error: ...`` line and exit status 2::
         ├── TournamentError      unknown tournament, bad spec, schedule conflict
         │   └── AlreadyPlayedError   a second game for a schedule entry already played
         ├── ReplayError          a stored game cannot be replayed by the engine
-        └── RecordError          a game record (export file line) is malformed or
-                                 inconsistent with its own moves
+        ├── RecordError          a game record (export file line) is malformed or
+        │                        inconsistent with its own moves
+        └── AccountError         an account name is invalid, unknown or taken
 """
 
 from __future__ import annotations
@@ -44,3 +45,7 @@ class ReplayError(DatabaseError):
 class RecordError(DatabaseError):
     """A self-contained game record (``yard export --what records``) is malformed, or
     its moves, path or result do not replay with the engine."""
+
+
+class AccountError(DatabaseError):
+    """A bot account cannot be added (invalid or taken name) or is unknown."""

@@ -155,11 +155,29 @@ def _v4(conn: Connection) -> None:
     _add_column(conn, "scheduled_games", "lease_expires", sa.DateTime(timezone=True))
 
 
+def _v5(conn: Connection) -> None:
+    """``accounts``: bot identities (name, a salted hash of the token, never the token;
+    when created and last used; revoked or not). No existing row changes."""
+    meta = sa.MetaData()
+    sa.Table(
+        "accounts", meta,
+        sa.Column("name", sa.String(64), primary_key=True),
+        sa.Column("token_hash", sa.String(200), nullable=False),
+        sa.Column("source", sa.String(20), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("last_used", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
+    )
+    meta.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     (1, "initial schema: bots, tournaments, schedule, games, seats, turns, records", _v1),
     (2, "turns: reported search effort (playouts, nodes, depth); game_seats: instance", _v2),
     (3, "tournaments.state: runner state such as an SPRT decision", _v3),
     (4, "scheduled_games: lease_owner, lease_expires (cluster workers claim games)", _v4),
+    (5, "accounts: bot names bound to hashed tokens (yard accounts, yard serve --accounts)",
+     _v5),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -4,8 +4,9 @@ Tables: ``bots`` (name, version), ``tournaments`` (spec and runner state as JSON
 ``scheduled_games`` (a tournament's whole schedule), ``games`` (one finished game: ruleset,
 seed, start position, result, players, timing), ``game_seats`` (who played each seat, and
 which process), ``turns`` (every refereed turn with its time, fault code and reported search
-effort) and ``game_records`` (the game's self-contained record as JSON, less what the other
-tables hold: :func:`db.portable.to_stored`).
+effort), ``game_records`` (the game's self-contained record as JSON, less what the other
+tables hold: :func:`db.portable.to_stored`) and ``accounts`` (bot names bound to hashed
+tokens).
 """
 
 from __future__ import annotations
@@ -127,6 +128,22 @@ class TurnRow(Base):
     playouts: Mapped[int | None] = mapped_column(sa.BigInteger)
     nodes: Mapped[int | None] = mapped_column(sa.BigInteger)
     depth: Mapped[int | None] = mapped_column(sa.Integer)
+
+
+class AccountRow(Base):
+    """A bot account: the name a bot may connect under with ``yard serve --accounts``, and a
+    salted scrypt hash of its token (:mod:`db.store.accounts`; the token itself is never
+    stored). ``source``: ``cli`` (``yard accounts add``) or ``registration`` (a ``hello``
+    with ``register`` on a server with open registration)."""
+
+    __tablename__ = "accounts"
+
+    name: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    token_hash: Mapped[str] = mapped_column(sa.String(200))
+    source: Mapped[str] = mapped_column(sa.String(20))
+    created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True))
+    last_used: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
 
 
 class GameRecordRow(Base):

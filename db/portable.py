@@ -100,7 +100,7 @@ def to_portable(record: GameRecord, tournament: TournamentInfo | None = None,
         **_tail(record),
         "tournament": None if tournament is None else {
             "id": tournament.tournament_id, "created_at": tournament.created_at.isoformat(),
-            "spec": tournament.spec},
+            "spec": _exported_spec(tournament)},
         "schedule": None if entry is None else {
             "index": entry.index, "pair_index": entry.pair_index, "pair_key": entry.pair_key,
             "mrx": entry.mrx, "detectives": entry.detectives, "seed": entry.seed},
@@ -108,6 +108,15 @@ def to_portable(record: GameRecord, tournament: TournamentInfo | None = None,
     if record.log is not None:  # the server's match log: every message can be rebuilt
         data["log"] = record.log.to_dict()
     return data
+
+
+def _exported_spec(tournament: TournamentInfo) -> dict[str, Any]:
+    """The tournament's spec as records carry it: its deal ``secret`` only once the
+    tournament is finished (until then it would let anyone holding the file predict the
+    games still to be played)."""
+    if tournament.finished:
+        return tournament.spec
+    return {k: v for k, v in tournament.spec.items() if k != "secret"}
 
 
 def to_stored(record: GameRecord) -> dict[str, Any]:
@@ -136,6 +145,7 @@ def _head(record: GameRecord, strict: bool = True) -> dict[str, Any]:
         "board": None if rules is None else {"name": rules.board.name,
                                              "sha256": board_digest(rules.board)},
         "seed": record.seed,
+        **({} if record.mrx_seed is None else {"mrx_seed": record.mrx_seed}),
         "start": record.start_position,
         "players": [_player(s) for s in sorted(record.seats, key=lambda s: s.seat)],
     }
@@ -231,7 +241,7 @@ def _read(data: dict[str, Any], game_id: str) -> PortableGame:
         seed=_opt_int(data, "seed"), start_position=_str(data, "start", MAX_START),
         seats=_seats(data), outcome=_outcome(data), turns=_turns(data),
         mrx_path=_int_list(data, "mrx_path"), started_at=_time(data, "started_at"),
-        finished_at=_time(data, "finished_at"), moves=0)
+        finished_at=_time(data, "finished_at"), moves=0, mrx_seed=_mrx_seed(data))
     record.moves = len(record.mrx_path) - 1
     try:
         check_record(replay_game(record))
@@ -438,7 +448,7 @@ def from_stored(data: Any, turns: list[TurnRecord], *, ruleset: str, moves: int,
             outcome=_outcome(data), turns=turns, mrx_path=_int_list(data, "mrx_path"),
             started_at=_time(data, "started_at"), finished_at=_time(data, "finished_at"),
             moves=moves, tournament_id=tournament_id, schedule_id=schedule_id,
-            transcripts=transcripts, log=_match_log(data, seats))
+            transcripts=transcripts, log=_match_log(data, seats), mrx_seed=_mrx_seed(data))
     except RecordError as exc:
         raise DatabaseError(f"stored record of game {named!r:.{MAX_GAME_ID + 2}} is "
                             f"malformed: {exc}") from None
@@ -480,6 +490,11 @@ def _opt_int(data: dict[str, Any], key: str, where: str = "") -> int | None:
     if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
         raise RecordError(f"{_name(key, where)} must be an integer or null")
     return value
+
+
+def _mrx_seed(data: dict[str, Any]) -> int | None:
+    """The optional ``mrx_seed`` (absent in records of games dealt from ``seed`` alone)."""
+    return _opt_int(data, "mrx_seed") if "mrx_seed" in data else None
 
 
 def _dict(data: dict[str, Any], key: str) -> dict[str, Any]:

@@ -101,6 +101,10 @@ class GameRecord:
     such as imports and in-process games). ``transcripts``: the messages each seat was
     sent, only in records stored before logs existed; use
     :func:`server.transcript.transcripts` to get them for any record.
+
+    ``mrx_seed``: Mister X's own deal seed when the deal was split (``fresh-mrx``
+    tournaments: ``game.new_game(ruleset, seed, mrx_seed=mrx_seed)`` deals
+    ``start_position``), ``None`` when ``seed`` dealt everyone.
     """
 
     game_id: str
@@ -119,6 +123,7 @@ class GameRecord:
     schedule_id: int | None = None
     transcripts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     log: MatchLog | None = None
+    mrx_seed: int | None = None
 
     @property
     def mrx_player(self) -> str:
@@ -143,6 +148,12 @@ class ScheduledGame:
     such as ``"dqn+alphabeta"`` (seats take the names in turn). ``schedule_id`` is assigned
     by the database; a schedule entry is done exactly when a game with that ``schedule_id``
     exists.
+
+    ``mrx_seed``: Mister X's own deal seed (``game.new_game(..., mrx_seed=)``: the
+    detectives' starts come from ``seed``, his from this), ``None`` when ``seed`` deals
+    everyone. The schedule table does not store it: it is a function of the tournament's
+    spec and the entry (``tournament.spec.TournamentSpec.dealt``), filled in when the game
+    is started; entries read from the database carry ``None``.
     """
 
     index: int
@@ -152,6 +163,7 @@ class ScheduledGame:
     seed: int | None
     schedule_id: int | None = None
     pair_key: str = ""
+    mrx_seed: int | None = None
 
     def __post_init__(self) -> None:
         if not self.pair_key:
@@ -248,3 +260,23 @@ class ComputeRow:
     node_moves: int = 0
     depth: int = 0
     depth_moves: int = 0
+
+
+@dataclass
+class AccountInfo:
+    """A bot account as stored: ``name``, how it was made (``source``: ``cli`` or
+    ``registration``), when, when its token was last accepted, and when it was revoked
+    (``None``: active). ``token_hash`` is the salted hash the server checks tokens against
+    (:mod:`db.store.accounts`); it is never shown."""
+
+    name: str
+    source: str
+    created_at: datetime
+    last_used: datetime | None = None
+    revoked_at: datetime | None = None
+    token_hash: str = field(default="", repr=False)
+
+    @property
+    def active(self) -> bool:
+        """Whether its token is accepted (not revoked)."""
+        return self.revoked_at is None

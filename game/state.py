@@ -532,7 +532,7 @@ MAX_DEALS = 100
 
 
 def new_game(rules: Ruleset | str, seed: int | None = None,
-             detectives: int | None = None) -> State:
+             detectives: int | None = None, mrx_seed: int | None = None) -> State:
     """A fresh game. Start stations are drawn with ``random.Random(seed)``.
 
     Classic boards deal detectives from the detective start cards and Mister X from his
@@ -545,11 +545,18 @@ def new_game(rules: Ruleset | str, seed: int | None = None,
     :data:`MAX_DEALS` unplayable deals (a ruleset where no start is playable, such as
     detectives without tickets) the last one is returned, already over with its rule
     ending.
+
+    With ``mrx_seed`` the deal is split (see :func:`_split_deal`): the detectives' starts come
+    from ``seed`` alone and Mister X's from ``mrx_seed``, so two games with one ``seed`` and
+    different ``mrx_seed`` share the detectives' starts and draw Mister X's independently.
+    Without it every seed deals exactly as it always has.
     """
     if isinstance(rules, str):
         rules = load_ruleset(rules)
     if detectives is not None and detectives != rules.detectives:
         rules = rules.with_detectives(detectives)
+    if mrx_seed is not None:
+        return _split_deal(rules, seed, mrx_seed)
     rng = random.Random(seed)
     board = rules.board
     k = rules.detectives
@@ -568,6 +575,45 @@ def new_game(rules: Ruleset | str, seed: int | None = None,
         state._new_round()
         if state.outcome is None:
             break
+    return state
+
+
+def _split_deal(rules: Ruleset, seed: int | None, mrx_seed: int) -> State:
+    """A fresh game whose detectives are dealt from ``seed`` and Mister X from ``mrx_seed``
+    (what :func:`new_game` does when given ``mrx_seed``).
+
+    The detectives are drawn as in an ordinary deal from ``random.Random(seed)`` (on a
+    ``random_starts`` grid the cells after the first of the sample). Mister X is then drawn
+    with ``random.Random(mrx_seed)`` among the stations allowed to him (his start cards, or
+    any cell) that no detective holds, and redrawn among the others while the game would be
+    over before it starts (he would be boxed in). When no station is playable for him
+    (the detectives are stuck, or block every station) the detectives are redrawn from
+    their generator: whether a deal of detectives is kept depends on the detectives alone,
+    so the detectives' starts are a function of ``seed`` only, whatever ``mrx_seed`` is.
+    After :data:`MAX_DEALS` such detective deals the last one is returned, already over.
+    """
+    rng = random.Random(seed)
+    mrx_rng = random.Random(mrx_seed)
+    board = rules.board
+    k = rules.detectives
+    tickets = (rules.initial_mrx_tickets(),) + (rules.initial_detective_tickets(),) * k
+    allowed = range(1, board.n_stations + 1) if rules.random_starts else board.mrx_starts
+    state: State | None = None
+    for _ in range(MAX_DEALS):
+        if rules.random_starts:
+            dets = rng.sample(range(1, board.n_stations + 1), k + 1)[1:]
+        else:
+            dets = rng.sample(board.detective_starts, k)
+        choices = [s for s in allowed if s not in dets]
+        if not choices:
+            raise RulesetError(f"ruleset {rules.name}: no free start station for Mister X")
+        while choices:
+            mrx = choices.pop(mrx_rng.randrange(len(choices)))
+            state = State._make(rules, (mrx, *dets), tickets, (), MRX)
+            state._new_round()
+            if state.outcome is None:
+                return state
+    assert state is not None
     return state
 
 

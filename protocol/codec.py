@@ -55,6 +55,8 @@ def encode_bytes(msg: Message) -> bytes:
     prefix = _TYPE_PREFIX.get(type(msg))
     if prefix is None:
         prefix = _type_prefix(type(msg))
+    if _OMITTED.get(type(msg)):  # hello, welcome: rare, so the dict path is fine
+        return _encode_dict(msg)
     try:
         # Without OPT_NON_STR_KEYS orjson is a third faster on a your_turn, and messages
         # have string keys: a dict with other keys (a client-made one) takes the option.
@@ -70,6 +72,9 @@ def encode_bytes(msg: Message) -> bytes:
 
 
 _TYPE_PREFIX: dict[type, bytes] = {}
+#: Message class -> its fields marked ``OMIT_DEFAULT``, with their defaults (filled in
+#: with the type prefix).
+_OMITTED: dict[type, tuple[tuple[str, Any], ...]] = {}
 
 
 def _type_prefix(cls: type) -> bytes:
@@ -77,8 +82,25 @@ def _type_prefix(cls: type) -> bytes:
     kind = getattr(cls, "TYPE", None)
     if not (dataclasses.is_dataclass(cls) and isinstance(kind, str)):
         raise TypeError(f"{cls.__name__} is not a message class")
+    _OMITTED[cls] = _omitted_fields(cls)
     prefix = _TYPE_PREFIX[cls] = b'{"type":' + orjson.dumps(kind) + b","
     return prefix
+
+
+def _omitted_fields(cls: type) -> tuple[tuple[str, Any], ...]:
+    """The fields of ``cls`` left out of a frame while they hold their default
+    (:data:`protocol.messages.OMIT_DEFAULT`), with those defaults."""
+    return tuple((f.name, f.default) for f in dataclasses.fields(cls)
+                 if f.metadata.get("omit_default"))
+
+
+def _encode_dict(msg: Message) -> bytes:
+    """:func:`encode_bytes` through :func:`to_json` (a message with fields to leave out)."""
+    data = to_json(msg)
+    try:
+        return orjson.dumps(data)
+    except TypeError:  # orjson.JSONEncodeError: values only the standard library writes
+        return json.dumps(data, separators=(",", ":")).encode("utf-8", "surrogatepass")
 
 
 def _encode_stdlib(msg: Message) -> str:
@@ -90,6 +112,11 @@ def to_json(msg: Message) -> dict[str, Any]:
     """``msg`` as a JSON-ready dict with its ``type``."""
     body = _dump(msg)
     assert isinstance(body, dict)
+    cls = type(msg)
+    omitted = _OMITTED[cls] if cls in _OMITTED else _omitted_fields(cls)
+    for name, default in omitted:
+        if body.get(name) == default:
+            del body[name]
     return {"type": msg.TYPE, **body}
 
 

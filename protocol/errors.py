@@ -42,6 +42,10 @@ class ErrorCode(Enum):
     RATE_LIMITED = "rate_limited"
     SHUTTING_DOWN = "shutting_down"
     STORE_FAILED = "store_failed"
+    FORBIDDEN_ORIGIN = "forbidden_origin"
+    NAME_TAKEN = "name_taken"
+    ACCOUNT_LIMIT = "account_limit"
+    ACCOUNTS_UNAVAILABLE = "accounts_unavailable"
 
 
 class ProtocolError(YardError):

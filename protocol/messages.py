@@ -24,6 +24,11 @@ from protocol.errors import ErrorCode, ProtocolError
 PROTOCOL_VERSION = 1
 """Bumped on any incompatible change; ``hello`` must quote it."""
 
+OMIT_DEFAULT = {"omit_default": True}
+"""Field metadata: the codec leaves the field out of the frame while it has its default, so
+a field added later does not reach peers that predate it (they refuse unknown fields)
+unless it is used."""
+
 
 class Role(Enum):
     """What a connection is for: playing seats, starting matches, or watching."""
@@ -119,7 +124,9 @@ class BotInfo:
 @dataclass(frozen=True)
 class Hello(Message):
     """First message of every connection. ``resume`` reclaims a dropped session.
-    ``instance`` tells apart several processes of one bot (e.g. a tournament's game slot)."""
+    ``instance`` tells apart several processes of one bot (e.g. a tournament's game slot).
+    ``register`` asks a server with open registration for an account under ``name``
+    (left out of the frame when false)."""
 
     TYPE: ClassVar[str] = "hello"
     protocol: int
@@ -129,6 +136,7 @@ class Hello(Message):
     resume: str | None = None
     role: Role = Role.BOT
     instance: str | None = None
+    register: bool = field(default=False, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -163,7 +171,9 @@ class ListBots(Message):
 class StartMatch(Message):
     """Admin: start a game between connected bots (detective names cycle over seats);
     with ``instance``, only bot sessions that announced that instance play it; with
-    ``match_over``, the admin also gets ``match_over`` as soon as the game ends."""
+    ``match_over``, the admin also gets ``match_over`` as soon as the game ends; with
+    ``mrx_seed``, ``seed`` deals the detectives and ``mrx_seed`` Mister X (left out of the
+    frame when null)."""
 
     TYPE: ClassVar[str] = "start_match"
     rules: str | dict[str, Any]
@@ -178,6 +188,7 @@ class StartMatch(Message):
     schedule_id: int | None = None
     instance: str | None = None
     match_over: bool = False
+    mrx_seed: int | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -201,7 +212,9 @@ class Pong(Message):
 
 @dataclass(frozen=True)
 class Welcome(Message):
-    """Reply to ``hello``: the session id, its resume token, and games resumed."""
+    """Reply to ``hello``: the session id, its resume token, and games resumed. ``token``:
+    the new account's token after a ``hello`` with ``register`` (sent once; left out of the
+    frame otherwise)."""
 
     TYPE: ClassVar[str] = "welcome"
     session: str
@@ -209,6 +222,7 @@ class Welcome(Message):
     server: str
     protocol: int
     resumed: list[str] = field(default_factory=list)
+    token: str | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)

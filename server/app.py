@@ -28,7 +28,7 @@ import contextlib
 import errno
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,9 +38,21 @@ from websockets.exceptions import ConnectionClosed, PayloadTooBig
 from websockets.http11 import Request, Response
 
 from protocol import ErrorCode, encode_bytes
-from server.core import Close, Core, Finished, Output, Send, ServerConfig
+from server.accounts import AccountChecker
+from server.auth import is_loopback, origin_allowed
+from server.core import (
+    AccountStatus,
+    AccountVerdict,
+    Authenticate,
+    Close,
+    Core,
+    Finished,
+    Output,
+    Send,
+    ServerConfig,
+)
 from server.frames import FRAME_SLACK, DirectConnection
-from server.gate import Gate, gated, refusal
+from server.gate import Gate, GatedConnection, gated, refusal
 from server.outbox import SHUTDOWN_REASON, CloseMarker, Outbox, Outboxes, drain, drop
 from server.writer import GameSink, GameWriter
 
@@ -75,6 +87,14 @@ class MatchServer:
         #: Answers plain HTTP requests on the same port (``server.web.http.WebApp``).
         self.process_request: Callable[[ServerConnection, Request],
                                        Awaitable[Response | None]] | None = None
+        #: Checks bot account tokens when the config asks for accounts (may be set before
+        #: the first ``hello``; without one, account checks answer ``accounts_unavailable``).
+        self.accounts: AccountChecker | None = None
+
+    @property
+    def admin_token(self) -> str | None:
+        """The secret an admin connection must send (``ServerConfig.admin_token``)."""
+        return self.core.config.admin_token
 
     @property
     def sink(self) -> GameSink | None:
@@ -160,6 +180,8 @@ class MatchServer:
             await self._server.wait_closed()
         for task in list(self._tasks):
             task.cancel()
+        if self.accounts is not None:
+            await asyncio.to_thread(self.accounts.close)
         with contextlib.suppress(RuntimeError):
             loop = asyncio.get_running_loop()
             if loop.get_exception_handler() == self._loop_exception:
@@ -172,6 +194,15 @@ class MatchServer:
         reason = getattr(connection, "yard_refusal", None)
         if reason is not None:
             return refusal(reason)
+        origins = request.headers.get_all("Origin")
+        if origins and isinstance(connection, GatedConnection):
+            # A browser's page: the core refuses its hello unless the origin is allowed.
+            origin = ", ".join(origins)
+            hosts = request.headers.get_all("Host")
+            if len(origins) > 1 or not origin_allowed(
+                    origin, hosts[0] if len(hosts) == 1 else None,
+                    self.core.config.allowed_origins, loopback=is_loopback(self.host)):
+                connection.yard_foreign_origin = origin
         if self.process_request is not None:
             return await self.process_request(connection, request)
         return None
@@ -191,7 +222,7 @@ class MatchServer:
             loop.default_exception_handler(context)
 
     async def _handle(self, ws: ServerConnection) -> None:
-        conn = self.core.connect(time.monotonic())
+        conn = self.core.connect(time.monotonic(), getattr(ws, "yard_foreign_origin", None))
         outbox = Outbox(self.core.config.max_send_bytes, ws)
         self._outboxes.by_conn[conn] = outbox
         self._sockets[conn] = ws
@@ -265,8 +296,25 @@ class MatchServer:
                     outbox.close(CloseMarker(output.reason, output.code))
             elif isinstance(output, Finished):
                 self._writer.queue(output)
+            elif isinstance(output, Authenticate):
+                self._spawn(self._authenticate(output))
         if self.core.rearm:  # a deadline earlier than the one the timer sleeps until
             self._wake.set()
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _authenticate(self, request: Authenticate) -> None:
+        """Check an account token off the loop; then the core goes on with the hello."""
+        verdict = AccountVerdict(AccountStatus.UNAVAILABLE)
+        if self.accounts is not None:
+            try:
+                verdict = await self.accounts.verify(request)
+            except Exception:  # a bug in the check must not leave the hello hanging
+                log.exception("account check of %r failed", request.name)
+        self._apply(self.core.authenticated(request.conn, verdict, time.monotonic()))
 
     async def _run_timer(self) -> None:
         while True:

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import Enum
 from typing import NamedTuple
 
 from db.records import GameRecord
@@ -48,6 +49,7 @@ from protocol import (
     YourTurn,
     decode,
 )
+from protocol.tokens import new_token
 from server.match import Match, MatchSpec, Outputs, Player
 from server.ratelimit import TokenBucket
 
@@ -87,20 +89,66 @@ class Finished:
     result: MatchResult
 
 
-Output = Send | Close | Finished
+@dataclass(frozen=True)
+class Authenticate:
+    """Check bot ``name``'s account ``token`` (with ``register``: make the account) and
+    hand the :class:`AccountVerdict` to :meth:`Core.authenticated` (database and hashing
+    work: the shell does it off the event loop). ``token`` is a secret: never log it."""
+
+    conn: int
+    name: str
+    token: str | None = field(repr=False)
+    register: bool = False
+
+
+Output = Send | Close | Finished | Authenticate
+
+
+class AccountStatus(Enum):
+    """What an account check found."""
+
+    OK = "ok"                    # the token is the account's
+    REGISTERED = "registered"    # a new account was made (its token is in the verdict)
+    UNKNOWN = "unknown"          # no account of that name
+    WRONG_TOKEN = "wrong_token"  # the account exists; the token is not its own
+    REVOKED = "revoked"          # the account's token was revoked
+    TAKEN = "taken"              # registration: the name has an account already
+    UNAVAILABLE = "unavailable"  # the accounts cannot be read now (database error)
+
+
+@dataclass(frozen=True)
+class AccountVerdict:
+    """The answer to :class:`Authenticate`: ``token`` only for ``REGISTERED``."""
+
+    status: AccountStatus
+    token: str | None = field(default=None, repr=False)
 
 
 @dataclass
 class ServerConfig:
-    """Server policy knobs. ``admin_open`` allows admin connections (``hello`` role
-    ``admin``) without a token (the shell sets it only for loopback servers without an
-    admin token). The last four are enforced by the asyncio shell: seconds a connection
+    """Server policy knobs.
+
+    ``admin_token``: the secret an admin ``hello`` must carry (a fresh random one unless
+    given; ``None``: no admin connections at all). ``bot_tokens``: bot names that need a
+    fixed token. ``accounts``: every other bot name needs its account's token (checked by
+    the shell, :class:`Authenticate`); ``open_registration``: a ``hello`` with
+    ``register`` makes an account for an unused name. Per account, at most
+    ``max_account_connections`` live connections and ``max_account_games`` games at once.
+    The shell enforces ``allowed_origins`` (web pages other than the server's own that may
+    connect, :func:`server.auth.origin_allowed`) and the last four: seconds a connection
     has to send ``hello``, bytes queued for a client that does not read before it is
     disconnected, open sockets in all and per remote address."""
 
     bot_tokens: dict[str, str] = field(default_factory=dict)
-    admin_token: str | None = None
-    admin_open: bool = True
+    admin_token: str | None = field(default_factory=new_token, repr=False)
+    accounts: bool = False
+    open_registration: bool = False
+    max_account_connections: int = 16
+    max_account_games: int = 64
+    allowed_origins: tuple[str, ...] = ()
+    #: Where ``admin_token`` was read from or created (shown at start-up; ``None``: the
+    #: token was given as such).
+    admin_token_file: str | None = None
     time_control: TimeControl = field(default_factory=TimeControl)
     grace_s: float = 10.0
     max_size: int = DEFAULT_MAX_SIZE
@@ -126,11 +174,15 @@ class Session:
     conn: int | None
     games: set[str] = field(default_factory=set)
     instance: str | None = None
+    #: The account it authenticated with (``None``: no account needed, or a fixed token).
+    account: str | None = None
 
 
 @dataclass
 class Connection:
-    """One websocket connection."""
+    """One websocket connection. ``foreign_origin``: the ``Origin`` of the web page that
+    opened it, when the shell does not allow that origin (its ``hello`` is refused);
+    ``pending``: its ``hello`` while the shell checks the account token."""
 
     id: int
     bucket: TokenBucket
@@ -138,6 +190,8 @@ class Connection:
     violations: int = 0
     limited_notice: bool = False
     watching: set[str] = field(default_factory=set)
+    foreign_origin: str | None = None
+    pending: Hello | None = None
 
 
 class Core:
@@ -164,11 +218,14 @@ class Core:
 
     # ------------------------------------------------------------------ connections
 
-    def connect(self, now: float) -> int:
-        """Register a new connection; returns its id."""
+    def connect(self, now: float, foreign_origin: str | None = None) -> int:
+        """Register a new connection; returns its id. ``foreign_origin``: the connection
+        comes from a web page whose origin the shell does not allow (named in the error
+        that refuses its ``hello``)."""
         self._next_conn += 1
         conn = Connection(self._next_conn,
-                          TokenBucket(self.config.rate_per_s, self.config.burst, now))
+                          TokenBucket(self.config.rate_per_s, self.config.burst, now),
+                          foreign_origin=foreign_origin)
         self.conns[conn.id] = conn
         return conn.id
 
@@ -273,6 +330,9 @@ class Core:
     def _hello(self, conn: Connection, hello: Hello, now: float) -> list[Output]:
         if conn.session is not None:
             raise ProtocolError(ErrorCode.ALREADY_AUTHENTICATED, "hello was already accepted")
+        if conn.pending is not None:
+            raise ProtocolError(ErrorCode.ALREADY_AUTHENTICATED,
+                                "hello is being checked: wait for welcome")
         if hello.protocol != PROTOCOL_VERSION:
             return self._refuse(conn, ErrorCode.UNSUPPORTED_VERSION,
                                 f"protocol {hello.protocol} is not supported; this server "
@@ -280,29 +340,108 @@ class Core:
         problem = _check_labels(hello)
         if problem is not None:
             return self._violation(conn, ErrorCode.BAD_VALUE, problem, now)
-        if hello.role is Role.BOT and not self._bot_token_ok(hello):
+        if conn.foreign_origin is not None:
+            return self._refuse(conn, ErrorCode.FORBIDDEN_ORIGIN,
+                                f"web pages from origin {conn.foreign_origin!r:.100} may not "
+                                "connect to this server (only its own pages, and origins "
+                                "its operator allows with yard serve --allow-origin ORIGIN)")
+        if hello.register:
+            refused = self._registration_refused(conn, hello)
+            if refused is not None:
+                return refused
+        if hello.role is Role.BOT:
+            fixed = self.config.bot_tokens.get(hello.name)
+            if fixed is None and self.config.accounts:
+                conn.pending = hello  # the shell checks the token off the loop
+                return [Authenticate(conn.id, hello.name, hello.token, hello.register)]
+            if (fixed is not None or self.config.bot_tokens) and \
+                    not _secret_matches(fixed, hello.token):
+                return self._refuse(conn, ErrorCode.BAD_TOKEN,
+                                    f"bot {hello.name!r:.40} needs a valid token")
+        if hello.role is Role.ADMIN and not _secret_matches(self.config.admin_token,
+                                                            hello.token):
             return self._refuse(conn, ErrorCode.BAD_TOKEN,
-                                f"bot {hello.name!r:.40} needs a valid token")
-        admin = hello.role is Role.ADMIN and (
-            self.config.admin_open or _secret_matches(self.config.admin_token, hello.token))
-        if hello.role is Role.ADMIN and not admin:
-            return self._refuse(conn, ErrorCode.BAD_TOKEN, "admin actions need the admin token")
+                                "admin actions need the admin token (yard serve prints "
+                                "where its token file is)")
+        return self._accept(conn, hello, now)
+
+    def _registration_refused(self, conn: Connection, hello: Hello) -> list[Output] | None:
+        """The refusal of a ``hello`` with ``register``, or ``None`` if it may register
+        (whether the name is free is for the account check)."""
+        if not (self.config.accounts and self.config.open_registration):
+            return self._refuse(conn, ErrorCode.FORBIDDEN,
+                                "this server does not register bots (its operator adds "
+                                "accounts: yard accounts add NAME, or starts it with "
+                                "yard serve --accounts --open-registration)")
+        if hello.role is not Role.BOT or hello.resume is not None:
+            return self._refuse(conn, ErrorCode.BAD_VALUE,
+                                "hello.register is for a bot's first connection (role bot, "
+                                "no resume)")
+        if hello.name in self.config.bot_tokens:
+            return self._refuse(conn, ErrorCode.NAME_TAKEN,
+                                f"bot name {hello.name!r:.40} is taken")
+        return None
+
+    def authenticated(self, conn_id: int, verdict: AccountVerdict, now: float
+                      ) -> list[Output]:
+        """The shell's answer to :class:`Authenticate` for ``conn_id``: go on with its
+        ``hello``, or refuse it."""
+        conn = self.conns.get(conn_id)
+        if conn is None or conn.pending is None:
+            if verdict.status is AccountStatus.REGISTERED:
+                log.warning("connection %d closed before its new account's token was sent",
+                            conn_id)
+            return []
+        hello, conn.pending = conn.pending, None
+        name = f"{hello.name!r:.40}"
+        match verdict.status:
+            case AccountStatus.OK | AccountStatus.REGISTERED:
+                return self._accept(conn, hello, now, hello.name, verdict.token)
+            case AccountStatus.UNKNOWN:
+                how = (", or register it (hello with \"register\": true)"
+                       if self.config.open_registration else "")
+                return self._refuse(conn, ErrorCode.BAD_TOKEN,
+                                    f"bot {name} has no account on this server: ask its "
+                                    f"operator for one (yard accounts add NAME){how}")
+            case AccountStatus.WRONG_TOKEN:
+                return self._refuse(conn, ErrorCode.BAD_TOKEN,
+                                    f"bot {name} needs its account's token")
+            case AccountStatus.REVOKED:
+                return self._refuse(conn, ErrorCode.BAD_TOKEN,
+                                    f"the token of account {name} was revoked")
+            case AccountStatus.TAKEN:
+                return self._refuse(conn, ErrorCode.NAME_TAKEN,
+                                    f"bot name {name} is taken: connect with its account's "
+                                    "token, or register another name")
+        return self._refuse(conn, ErrorCode.ACCOUNTS_UNAVAILABLE,
+                            "the server cannot check accounts now; try again later")
+
+    def _accept(self, conn: Connection, hello: Hello, now: float,
+                account: str | None = None, account_token: str | None = None
+                ) -> list[Output]:
+        """A checked ``hello``: resume its session, or open a new one (``account``: the
+        account it proved; ``account_token``: a just-registered account's token, sent
+        once)."""
         if hello.resume is not None:
             return self._resume(conn, hello, hello.resume, now)
+        if account is not None:
+            limit = self.config.max_account_connections
+            live = sum(1 for s in self.sessions.values()
+                       if s.account == account and s.conn is not None)
+            if live >= limit:
+                return self._refuse(conn, ErrorCode.ACCOUNT_LIMIT,
+                                    f"account {account!r:.40} has {live} connections open "
+                                    f"(at most {limit} per account)")
         session = Session(self.new_id("s"), hello.name, hello.version, hello.role,
-                          admin, secrets.token_urlsafe(18), conn.id, instance=hello.instance)
+                          hello.role is Role.ADMIN, secrets.token_urlsafe(18), conn.id,
+                          instance=hello.instance, account=account)
         self.sessions[session.id] = session
         conn.session = session
-        log.info("session %s: %s %s (%s%s)", session.id, session.name, session.version,
+        log.info("session %s: %s %s (%s%s%s)", session.id, session.name, session.version,
                  session.role.value, "" if hello.instance is None
-                 else f", instance {hello.instance}")
-        return [Send(conn.id, self._welcome(session, []))]
-
-    def _bot_token_ok(self, hello: Hello) -> bool:
-        tokens = self.config.bot_tokens
-        if not tokens:
-            return True
-        return _secret_matches(tokens.get(hello.name), hello.token)
+                 else f", instance {hello.instance}", "" if account_token is None
+                 else ", new account")
+        return [Send(conn.id, self._welcome(session, [], account_token))]
 
     def _resume(self, conn: Connection, hello: Hello, token: str, now: float
                 ) -> list[Output]:
@@ -329,9 +468,10 @@ class Core:
         log.info("session %s resumed (%d games)", session.id, len(games))
         return out
 
-    def _welcome(self, session: Session, games: list[str]) -> Welcome:
+    def _welcome(self, session: Session, games: list[str], token: str | None = None
+                 ) -> Welcome:
         return Welcome(session.id, session.resume_token, SERVER_VERSION, PROTOCOL_VERSION,
-                       games)
+                       games, token)
 
     def _move(self, conn: Connection, session: Session, msg: MoveMsg, now: float
               ) -> list[Output]:
@@ -390,6 +530,18 @@ class Core:
                         sorted({s.instance for s in group if s.instance is not None}))
                 for name, group in sorted(sessions.items())]
 
+    def _check_account_games(self, chosen: Iterable[Session]) -> None:
+        """Refuse a game that would give an account more than ``max_account_games`` games
+        at once."""
+        limit = self.config.max_account_games
+        for account in sorted({s.account for s in chosen if s.account is not None}):
+            games = {g for s in self.sessions.values() if s.account == account
+                     for g in s.games}
+            if len(games) >= limit:
+                raise ProtocolError(ErrorCode.ACCOUNT_LIMIT,
+                                    f"bot {account!r:.40} plays {len(games)} games at once "
+                                    f"(at most {limit} per account)")
+
     def _live_bots(self) -> list[Session]:
         return [s for s in self.sessions.values() if s.role is Role.BOT and s.conn is not None]
 
@@ -423,12 +575,13 @@ class Core:
         names = [msg.mrx, *(msg.detectives[i % len(msg.detectives)]
                             for i in range(rules.detectives))]
         chosen = {name: self._pick(name, msg.instance) for name in dict.fromkeys(names)}
+        self._check_account_games(chosen.values())
         players = [Player(chosen[n].id, n, chosen[n].version, chosen[n].instance)
                    for n in names]
         seed = msg.seed if msg.seed is not None else secrets.randbelow(2**31)
         return MatchSpec(self.new_id("g"), rules, players, seed, tc, policy,
                          self.config.grace_s, msg.tag, msg.tournament_id, msg.schedule_id,
-                         msg.match_over)
+                         msg.match_over, msg.mrx_seed)
 
     # ------------------------------------------------------------------ routing
 

@@ -69,6 +69,9 @@ class GatedConnection(DirectConnection):
     or is dropped at once when the gate is :meth:`~Gate.hopeless`."""
 
     gate: ClassVar[Gate]
+    #: The ``Origin`` header of a web page the server does not allow (set by the shell
+    #: during the handshake; the core then refuses the connection's ``hello``).
+    yard_foreign_origin: str | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         peer = transport.get_extra_info("peername")

@@ -115,11 +115,15 @@ class MatchSpec:
     schedule_id: int | None = None
     #: Tell the admin that started it as soon as it ends (``match_over``).
     notify_over: bool = False
+    #: Mister X's own deal seed (``None``: ``seed`` deals everyone); see ``game.new_game``.
+    mrx_seed: int | None = None
 
 
 def side_seed(game_seed: int, seat: int) -> int:
     """A bot's RNG seed for one side of a game, derived one-way from the game seed (so a
-    detective cannot recompute the start position from it)."""
+    detective cannot recompute the start position from it). With a split deal
+    (``MatchSpec.mrx_seed``) the game seed deals only the detectives, so not even the game
+    seed tells Mister X's start."""
     digest = hashlib.sha256(f"yard:{game_seed}:{seat}".encode()).digest()
     return int.from_bytes(digest[:6], "big")
 
@@ -155,7 +159,7 @@ class Match:
                  ) -> None:
         self.spec = spec
         self.game_id = spec.game_id
-        self.start_state = new_game(spec.rules, spec.seed)
+        self.start_state = new_game(spec.rules, spec.seed, mrx_seed=spec.mrx_seed)
         self.state: State = self.start_state
         if len(spec.players) != self.state.n_detectives + 1:
             raise ValueError(f"game {spec.game_id}: {len(spec.players)} players for "
@@ -584,7 +588,7 @@ class Match:
             mrx_path=[self.start_state.mrx_station, *(s for _, s in self.state.log)],
             started_at=self._wall(t0), finished_at=self._wall(t0 + now / US),
             moves=self.state.move_number, tournament_id=spec.tournament_id,
-            schedule_id=spec.schedule_id, log=match_log)
+            schedule_id=spec.schedule_id, log=match_log, mrx_seed=spec.mrx_seed)
 
     # ------------------------------------------------------------------ helpers
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import ipaddress
 import os
 import signal
 import sys
@@ -25,7 +24,15 @@ from websockets.asyncio.server import ServerConnection, serve
 from db.store import Database
 from game.errors import YardError
 from protocol import TimeControl
+from server.accounts import AccountChecker
 from server.app import MatchServer
+from server.auth import (
+    AdminTokenError,
+    check_origin,
+    default_admin_token_file,
+    is_loopback,
+    server_admin_token,
+)
 from server.core import ServerConfig
 from server.gate import refusal_slots
 from server.logs import configure as configure_logging
@@ -36,16 +43,6 @@ from server.writer import GameSink
 
 class ServerConfigError(YardError):
     """A server option or token file is invalid."""
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def load_token_file(path: str) -> tuple[dict[str, str], str | None]:
@@ -71,20 +68,48 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
                   admin_token: str | None = None, move_time: float = 10.0,
                   bank_time: float = 0.0, grace: float = 10.0, max_connections: int = 1024,
                   max_per_address: int = 256, hello_timeout: float = 5.0,
-                  send_buffer_kib: int = 1024) -> ServerConfig:
-    """The server configuration of ``yard serve``'s options (tokens from ``token_file`` and
-    ``NAME=TOKEN`` pairs; admin actions open to anyone only on loopback without a token)."""
+                  send_buffer_kib: int = 1024, *, admin_token_file: str | None = None,
+                  allow_origin: tuple[str, ...] = (), accounts: bool = False,
+                  open_registration: bool = False, max_account_connections: int = 16,
+                  max_account_games: int = 64) -> ServerConfig:
+    """The server configuration of ``yard serve``'s options: bot tokens from ``token_file``
+    and ``NAME=TOKEN`` pairs; the admin token from ``admin_token``, else the token file's
+    ``admin_token``, else ``admin_token_file`` (default
+    :func:`~server.auth.default_admin_token_file`), created with a fresh token when
+    missing; web page origins allowed besides the server's own; bot accounts."""
     bots, file_admin = load_token_file(token_file) if token_file else ({}, None)
     for pair in bot_token:
         name, sep, token = pair.partition("=")
         if not sep or not name or not token:
             raise ServerConfigError(f"--bot-token {pair!r} must look like NAME=TOKEN")
         bots[name] = token
-    admin = admin_token or file_admin
     if move_time <= 0 or bank_time < 0 or grace < 0:
         raise ServerConfigError("--move-time must be > 0, --bank-time and --grace >= 0")
-    config = ServerConfig(bot_tokens=bots, admin_token=admin,
-                          admin_open=admin is None and is_loopback(host),
+    if open_registration and not accounts:
+        raise ServerConfigError("--open-registration needs --accounts (registration makes "
+                                "accounts)")
+    if max_account_connections < 1 or max_account_games < 1:
+        raise ServerConfigError("--max-account-connections and --max-account-games must "
+                                "be at least 1")
+    origins: list[str] = []
+    for text in allow_origin:
+        try:
+            origins.append(check_origin(text))
+        except ValueError as exc:
+            raise ServerConfigError(f"--allow-origin: {exc}") from None
+    admin, where = admin_token or file_admin, None
+    if not admin:
+        path = Path(admin_token_file) if admin_token_file else default_admin_token_file()
+        try:
+            admin, _ = server_admin_token(path)
+        except AdminTokenError as exc:
+            raise ServerConfigError(f"{exc} (--admin-token-file PATH picks another file)"
+                                    ) from None
+        where = str(path)
+    config = ServerConfig(bot_tokens=bots, admin_token=admin, admin_token_file=where,
+                          accounts=accounts, open_registration=open_registration,
+                          max_account_connections=max_account_connections,
+                          max_account_games=max_account_games, allowed_origins=tuple(origins),
                           time_control=TimeControl(move_time, bank_time), grace_s=grace,
                           hello_timeout_s=hello_timeout, max_send_bytes=send_buffer_kib * 1024,
                           max_connections=max_connections,
@@ -187,6 +212,8 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
         raise
     server.sink = sink
     server.fallback_path = fallback_path(db_url)
+    if config.accounts and isinstance(sink, Database):
+        server.accounts = AccountChecker(sink)
     if ready_file:
         tmp = Path(f"{ready_file}.tmp")
         tmp.write_text(url + "\n")
@@ -194,9 +221,16 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
     print(f"listening on {url}")
     print(f"web pages at {web_url(url)}")
     sys.stdout.flush()
-    if not config.admin_open and config.admin_token is None:
-        print("warning: no --admin-token off loopback: admin actions are disabled",
-              file=sys.stderr)
+    if config.admin_token_file is not None:
+        print(f"admin token in {config.admin_token_file} (admin clients on this machine "
+              "read it there; elsewhere give them --admin-token-file)", file=sys.stderr)
+    if config.accounts:
+        print("bots need an account token (yard accounts add NAME"
+              + (", or register with hello \"register\": true)" if config.open_registration
+                 else ")"), file=sys.stderr)
+    if not is_loopback(host) and not config.accounts and not config.bot_tokens:
+        print(f"warning: listening on {host} without --accounts or bot tokens: any client "
+              "may connect under any bot's name", file=sys.stderr)
     tune_gc()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -10,9 +10,11 @@ the browser tests); everything else is spread over the workers one test at a tim
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +40,14 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Tests never read or write the user's own yard state (the admin token file `yard serve`
+# creates, server.auth.default_admin_token_file): each test process, and the processes
+# it starts, keep it in a folder of their own.
+if not os.environ.get("YARD_TESTS_STATE_HOME"):
+    os.environ["YARD_TESTS_STATE_HOME"] = tempfile.mkdtemp(prefix="yard-tests-state-")
+    atexit.register(shutil.rmtree, os.environ["YARD_TESTS_STATE_HOME"], True)
+os.environ["XDG_STATE_HOME"] = os.environ["YARD_TESTS_STATE_HOME"]
 
 settings.register_profile("yard", deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])

@@ -39,7 +39,7 @@ async def test_yard_bot_processes_play_many_games_at_once(tmp_path: Path) -> Non
             await start_bot("greedy", server.url, "--name", "greedy-v2", "--version", "2",
                             "--loop", "asyncio")]
     try:
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             assert {b.name for b in await admin.list_bots()} == {"random", "greedy-v2"}
             games = [await admin.start_match(StartMatch("classic", mrx, [det], seed=i))
                      for i, (mrx, det) in enumerate([("random", "greedy-v2"),
@@ -115,7 +115,7 @@ async def test_client_resumes_after_a_dropped_connection() -> None:
     try:
         for client in clients:
             await asyncio.wait_for(client.connected.wait(), 10 * SCALE)
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             game = await admin.start_match(StartMatch("classic", "a", ["b"], seed=3))
             session = clients[0].session
             ws = clients[0]._ws
@@ -220,7 +220,7 @@ async def test_fast_bots_choose_on_the_loop_and_others_in_a_thread(tmp_path: Pat
     try:
         for client in clients:
             await asyncio.wait_for(client.connected.wait(), 10 * SCALE)
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             games = [await admin.start_match(StartMatch("grid5", mrx, [det], seed=5))
                      for mrx, det in (("fast", "slow"), ("slow", "fast"))]
             results = [await admin.result(g, 60 * SCALE) for g in games]

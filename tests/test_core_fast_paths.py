@@ -65,9 +65,10 @@ def test_the_encoder_writes_the_standard_librarys_json(msg: Any) -> None:
 
 
 def test_a_game_with_an_earlier_deadline_rearms_the_timer() -> None:
-    core = Core(ServerConfig())
+    core = Core(ServerConfig(admin_token="adm"))
     admin, bot = core.connect(0.0), core.connect(0.0)
-    core.receive(admin, '{"type": "hello", "protocol": 1, "name": "a", "role": "admin"}', 0.0)
+    core.receive(admin, '{"type": "hello", "protocol": 1, "name": "a", "role": "admin", '
+                 '"token": "adm"}', 0.0)
     core.receive(bot, '{"type": "hello", "protocol": 1, "name": "b"}', 0.0)
     assert core.next_deadline() is None and not core.rearm
 
@@ -96,7 +97,8 @@ async def test_a_short_clock_started_after_a_long_one_still_times_out_on_time() 
     server = MatchServer(ServerConfig(), sink=None, port=0)
     await server.start()
     try:
-        async with connect(server.url, proxy=None) as bot, AdminClient(server.url) as admin:
+        async with connect(server.url, proxy=None) as bot, \
+                AdminClient(server.url, server.admin_token) as admin:
             await bot.send(json.dumps({"type": "hello", "protocol": 1, "name": "idle"}))
             await admin.start_match(StartMatch("grid5", "idle", ["idle"], seed=1,
                                                time_control=TimeControl(60.0)))

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from test_match_core_harness import Harness
 
 from game import Termination
-from protocol import MESSAGE_TYPES, MoveMsg, Role
+from protocol import MESSAGE_TYPES, MoveMsg
 from server.core import ServerConfig
 
 SCALARS = (st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
@@ -68,7 +68,7 @@ def _frame(data: st.DataObject, game: str, turn: int, legal: list[str]) -> str:
 def test_hostile_frames_never_escape_the_core_and_the_game_still_ends(
         data: st.DataObject) -> None:
     h = Harness(ServerConfig(max_violations=1000))
-    mrx, det, admin = h.connect("runner"), h.connect("hunter"), h.connect("admin", Role.ADMIN)
+    mrx, det, admin = h.connect("runner"), h.connect("hunter"), h.admin()
     late = h.core.connect(h.now)  # never says hello
     game = h.start(admin, "runner", ["hunter"], rules="grid5", seed=data.draw(
         st.integers(0, 2**31)))

@@ -35,7 +35,7 @@ async def test_python_and_node_examples_play_each_other() -> None:
         js = await launch("node", "--experimental-websocket", "--no-warnings",
                           str(EXAMPLES / "js" / "bot.js"), "--url", server.url,
                           "--name", "jsbot", "--games", "2")
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             games = [await admin.start_match(StartMatch("classic", mrx, [det], seed=7))
                      for mrx, det in (("closer", "jsbot"), ("jsbot", "closer"))]
             results = [await admin.result(g, 60 * SCALE) for g in games]

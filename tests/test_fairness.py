@@ -17,6 +17,7 @@ import pytest
 from rich.console import Console
 
 from db.store import Database
+from protocol.tokens import new_token
 from server.admin import AdminClient
 from tournament.pool import (
     BotLaunch,
@@ -59,7 +60,9 @@ def test_default_concurrency_and_the_oversubscription_warning() -> None:
 
 async def test_a_pool_starts_one_process_per_bot_and_slot(tmp_path: Path) -> None:
     log = tmp_path / "children.log"
-    server, url = await start_server(f"sqlite:///{tmp_path / 'p.db'}", stderr_log=log)
+    token = new_token()
+    server, url = await start_server(f"sqlite:///{tmp_path / 'p.db'}", stderr_log=log,
+                                     admin_token=token)
     launches = [BotLaunch("random", ("bot", "random")),
                 BotLaunch("greedy", ("bot", "greedy"))]
     pool = BotPool(launches, 2, log)
@@ -68,7 +71,7 @@ async def test_a_pool_starts_one_process_per_bot_and_slot(tmp_path: Path) -> Non
         pids = pool.pids()
         assert sorted(pids) == [(b, i) for b in ("greedy", "random") for i in ("1", "2")]
         assert len(set(pids.values())) == 4
-        async with AdminClient(url) as admin:
+        async with AdminClient(url, token) as admin:
             bots = {b.name: b for b in await admin.list_bots()}
         assert {name: (b.sessions, b.instances) for name, b in bots.items()} == {
             "greedy": (2, ["1", "2"]), "random": (2, ["1", "2"])}
@@ -82,7 +85,7 @@ async def test_a_pool_starts_one_process_per_bot_and_slot(tmp_path: Path) -> Non
         with pytest.raises(ProcessError, match="no option 'nonsense'"):
             await broken.start(url)
         assert broken.children == {}
-        async with AdminClient(url) as admin:
+        async with AdminClient(url, token) as admin:
             assert await admin.list_bots() == []
     finally:
         await pool.stop()

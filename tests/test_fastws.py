@@ -330,7 +330,7 @@ async def _play(server: MatchServer, direct: bool, seeds: Sequence[int]) -> list
     try:
         for client in clients:
             await asyncio.wait_for(client.connected.wait(), WAIT)
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             games = [await admin.start_match(StartMatch("grid5", "x", ["d"], seed=seed))
                      for seed in seeds]
             for game in games:
@@ -372,7 +372,7 @@ async def test_bot_client_resumes_after_its_socket_is_cut() -> None:
     try:
         for client in clients:
             await asyncio.wait_for(client.connected.wait(), WAIT)
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             game = await admin.start_match(StartMatch("classic", "a", ["b"], seed=3))
             session = clients[0].session
             first = clients[0]._ws
@@ -402,7 +402,7 @@ async def test_bot_client_stops_after_max_games_on_the_direct_path() -> None:
     try:
         for client in (limited, other):
             await asyncio.wait_for(client.connected.wait(), WAIT)
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             for seed in (1, 2):
                 game = await admin.start_match(StartMatch("grid5", "x", ["d"], seed=seed))
                 await admin.result(game, 6 * WAIT)
@@ -430,7 +430,7 @@ async def test_a_refused_resume_token_starts_a_fresh_session(
         assert stale.session is not None and stale._resume != "r-from-a-server-that-is-gone"
         assert any("connection lost" in r.getMessage() and "retrying" in r.getMessage()
                    for r in caplog.records if r.name == "bots.client")
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             game = await admin.start_match(StartMatch("grid5", "x", ["d"], seed=4))
             result = await admin.result(game, 6 * WAIT)
         assert result.termination.value != "aborted"

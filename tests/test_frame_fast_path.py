@@ -351,7 +351,8 @@ async def test_a_client_that_stops_reading_gets_everything_in_order_once_it_read
                                       burst=100_000), sink=None, port=0)
     await server.start()
     try:
-        async with connect(server.url, proxy=None) as bot, AdminClient(server.url) as admin:
+        async with connect(server.url, proxy=None) as bot, \
+                AdminClient(server.url, server.admin_token) as admin:
             await bot.send(json.dumps({"type": "hello", "protocol": 1, "name": "holder"}))
             game = await admin.start_match(StartMatch(
                 "classic", "holder", ["holder"], seed=3, time_control=TimeControl(60.0)))

@@ -114,7 +114,7 @@ async def test_a_spectator_that_does_not_read_is_disconnected_and_its_buffer_fre
                                         rate_per_s=100_000, burst=100_000))
     try:
         sleepy = await Client.open(server.url, "sleepy", token="s3")
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             game = await admin.start_match(StartMatch(
                 "classic", "sleepy", ["sleepy"], seed=1, time_control=TimeControl(60.0)))
             await sleepy.expect("your_turn")
@@ -303,7 +303,7 @@ async def test_a_game_that_cannot_be_stored_is_kept_and_reported_as_an_error(
     server.fallback_path = tmp_path / "unsaved.jsonl"
     try:
         tasks = await start_bots(server.url, "random")
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             game = await admin.start_match(StartMatch("grid5", "random", ["random"], seed=7))
             with pytest.raises(AdminError) as info:
                 await admin.result(game, 60 * SCALE)
@@ -408,7 +408,7 @@ async def test_only_admin_connections_start_matches_even_on_an_open_loopback_ser
             await client.send({"type": "start_match", "rules": "grid5", "mrx": "x",
                                "detectives": ["y"]})
             assert (await client.expect("error"))["code"] == "forbidden"
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             assert [b.name for b in await admin.list_bots()] == ["not-admin-bot"]
     finally:
         await server.stop()
@@ -422,7 +422,7 @@ async def test_moves_in_non_canonical_spellings_are_bad_moves(db: Database) -> N
     try:
         await start_bots(server.url, "random")
         bot = await Client.open(server.url, "strict")
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             game = await admin.start_match(StartMatch(
                 "classic", "strict", ["random"], seed=3, time_control=TimeControl(60.0),
                 policy=Policy(max_illegal=50)))
@@ -451,7 +451,7 @@ async def test_a_player_watching_its_own_game_gets_each_update_once(db: Database
     try:
         await start_bots(server.url, "random")
         bot = await Client.open(server.url, "watcher")
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             game = await admin.start_match(StartMatch(
                 "grid5", "watcher", ["random"], seed=5, time_control=TimeControl(60.0)))
             first = await bot.expect("your_turn")

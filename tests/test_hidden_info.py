@@ -17,7 +17,6 @@ from protocol import (
     GameStart,
     Message,
     MoveMsg,
-    Role,
     Update,
     Watching,
     YourTurn,
@@ -49,7 +48,7 @@ def check_view(view: dict[str, Any], reveals: frozenset[int]) -> None:
 def play_with_frames(rules: str, seed: int) -> tuple[Harness, int, int]:
     h = Harness()
     x, d = h.connect("x"), h.connect("d")
-    admin = h.connect("admin", Role.ADMIN)
+    admin = h.admin()
     game = h.start(admin, "x", ["d"], rules=rules, seed=seed)
     h.play_out([x, d], game, random.Random(seed))
     return h, x, d
@@ -73,14 +72,18 @@ def _mrx_move(turn: YourTurn, ticket: str | None, rng: random.Random) -> str | N
     return rng.choice(options) if options else None
 
 
-def _twin_games(rules: str, seed: int) -> tuple[list[str], list[str]]:
+def _twin_games(rules: str, seed: int, mrx_seeds: tuple[int | None, int | None] = (None, None)
+                ) -> tuple[list[str], list[str]]:
     """Two games from one seed where Mister X moves differently (same tickets) until the
-    first reveal; detectives play the same moves. Returns the detectives' frames of both."""
+    first reveal; detectives play the same moves. With ``mrx_seeds`` the twins are the two
+    games of a ``fresh-mrx`` pair: one deal of the detectives, Mister X's start drawn from
+    each game's own seed. Returns the detectives' frames of both."""
     twins = [Harness(), Harness()]
     conns = []
-    for h in twins:
+    for h, mrx_seed in zip(twins, mrx_seeds, strict=True):
         x, d = h.connect("x"), h.connect("d")
-        game = h.start(h.connect("admin", Role.ADMIN), "x", ["d"], rules=rules, seed=seed)
+        extra = {} if mrx_seed is None else {"mrx_seed": mrx_seed}
+        game = h.start(h.admin(), "x", ["d"], rules=rules, seed=seed, **extra)
         conns.append((x, d, game))
     first_reveal = min(load_ruleset(rules).reveal_moves)
     rngs = [random.Random(seed), random.Random(seed + 1)]
@@ -123,6 +126,18 @@ def _detectives_move(twins: list[Harness], conns: list[tuple[int, int, str]]) ->
 def test_detective_frames_do_not_depend_on_the_hidden_moves(rules: str, seed: int) -> None:
     frames_a, frames_b = _twin_games(rules, seed)
     # A capture in one twin is public and ends the comparison there.
+    end = min(_first_ending(frames_a), _first_ending(frames_b))
+    assert end > 2
+    assert frames_a[:end] == frames_b[:end]
+
+
+@settings(max_examples=25)
+@given(st.sampled_from(["classic", "grid5", "dash"]), st.integers(0, 10**6))
+def test_detective_frames_do_not_depend_on_mister_x_s_secret_start(rules: str,
+                                                                   seed: int) -> None:
+    """The two games of a fresh-mrx pair (secret deals): until the first reveal the
+    detectives see the same thing whatever Mister X's start and moves."""
+    frames_a, frames_b = _twin_games(rules, seed, (2 * seed, 2 * seed + 1))
     end = min(_first_ending(frames_a), _first_ending(frames_b))
     assert end > 2
     assert frames_a[:end] == frames_b[:end]

@@ -36,7 +36,7 @@ from server.transcript import regenerate
 
 def setup(config: ServerConfig | None = None) -> tuple[Harness, int, int, int]:
     h = Harness(config)
-    return h, h.connect("runner"), h.connect("hunter"), h.connect("admin", Role.ADMIN)
+    return h, h.connect("runner"), h.connect("hunter"), h.admin()
 
 
 def errors(h: Harness, conn: int) -> list[ErrorCode]:
@@ -265,13 +265,17 @@ def test_bot_tokens_when_configured() -> None:
     assert h.welcome(good).session
 
 
-def test_admin_actions_need_the_admin_token_when_not_open() -> None:
-    h = Harness(ServerConfig(admin_token="adm", admin_open=False))
+def test_admin_actions_need_the_admin_token() -> None:
+    h = Harness(ServerConfig(admin_token="adm"))
     bot = h.connect("runner")
     h.send(bot, ListBots())
     assert errors(h, bot) == [ErrorCode.FORBIDDEN]
-    refused = h.connect("admin", Role.ADMIN, token="wrong")
-    assert errors(h, refused) == [ErrorCode.BAD_TOKEN]
+    for token in ("wrong", None):
+        refused = h.connect("admin", Role.ADMIN, token=token)
+        assert errors(h, refused) == [ErrorCode.BAD_TOKEN] and refused in h.closed
+    # No admin token at all: nobody is admin.
+    closed = Harness(ServerConfig(admin_token=None))
+    assert errors(closed, closed.connect("admin", Role.ADMIN)) == [ErrorCode.BAD_TOKEN]
     admin = h.connect("admin", Role.ADMIN, token="adm")
     h.send(admin, ListBots())
     assert [b.name for b in h.last(admin, Bots).bots] == ["runner"]
@@ -312,7 +316,7 @@ def test_spectators_see_the_detective_view_and_the_truth_at_the_end() -> None:
 def test_one_connection_may_play_both_sides() -> None:
     h = Harness()
     both = h.connect("selfplay")
-    admin = h.connect("admin", Role.ADMIN)
+    admin = h.admin()
     game = h.start(admin, "selfplay", ["selfplay"])
     assert [s.seats for s in h.game_starts(both)] == [["mrx"], ["d1", "d2"]]
     finished = h.play_out([both], game, random.Random(1))
@@ -327,7 +331,7 @@ def test_instances_route_a_match_to_the_processes_it_names() -> None:
             conn = h.core.connect(h.now)
             h.send(conn, Hello(1, name, "v1", instance=instance))
             conns[name, instance] = conn
-    admin = h.connect("admin", Role.ADMIN)
+    admin = h.admin()
     h.send(admin, ListBots())
     assert [(b.name, b.sessions, b.instances) for b in h.last(admin, Bots).bots] == [
         ("hunter", 2, ["1", "2"]), ("runner", 2, ["1", "2"])]
@@ -409,8 +413,7 @@ def test_no_your_turn_ever_has_an_empty_legal_list() -> None:
 
 
 def test_odd_tokens_are_refused_without_errors() -> None:
-    h = Harness(ServerConfig(admin_token="adm", admin_open=False,
-                             bot_tokens={"runner": "s3cret"}))
+    h = Harness(ServerConfig(admin_token="adm", bot_tokens={"runner": "s3cret"}))
     for token in ("Ünïcode", "", "adm" * 50):
         refused = h.connect("admin", Role.ADMIN, token=token)
         assert errors(h, refused) == [ErrorCode.BAD_TOKEN]

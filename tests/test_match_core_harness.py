@@ -55,6 +55,10 @@ class Harness:
         self.send(conn, Hello(1, name, "v1", token, resume, role))
         return conn
 
+    def admin(self, name: str = "admin") -> int:
+        """An admin connection that knows the server's admin token."""
+        return self.connect(name, Role.ADMIN, token=self.core.config.admin_token)
+
     def send(self, conn: int, msg: Message | str) -> None:
         text = msg if isinstance(msg, str) else encode(msg)
         self.apply(self.core.receive(conn, text, self.now))

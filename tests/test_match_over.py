@@ -84,13 +84,13 @@ def plain(*names: str) -> dict[str, Callable[[], Bot]]:
     return {name: (lambda n=name: make_bot(n)) for name in names}
 
 
-async def admin_frames(url: str, starts: list[dict[str, Any]], until: int
+async def admin_frames(server: MatchServer, starts: list[dict[str, Any]], until: int
                        ) -> list[dict[str, Any]]:
     """Start ``starts`` on a raw admin connection; every frame until ``until`` results
     (``match_result`` or ``store_failed``) came."""
-    async with connect(url, proxy=None, max_size=2**22) as ws:
+    async with connect(server.url, proxy=None, max_size=2**22) as ws:
         await ws.send(json.dumps({"type": "hello", "protocol": 1, "name": "t",
-                                  "role": "admin"}))
+                                  "role": "admin", "token": server.admin_token}))
         assert json.loads(await ws.recv())["type"] == "welcome"
         for start in starts:
             await ws.send(json.dumps({"type": "start_match", "rules": "grid5", **start}))
@@ -111,7 +111,7 @@ async def test_match_over_comes_before_match_result_with_the_same_ids(
               for i in range(4)]
     starts.append({"mrx": "greedy", "detectives": ["random"], "seed": 9, "tag": "plain"})
     store.gate.set()
-    frames = await admin_frames(server.url, starts, until=5)
+    frames = await admin_frames(server, starts, until=5)
     for task in tasks:
         task.cancel()
     games = {f["tag"]: f["game"] for f in frames if f["type"] == "match_started"}
@@ -133,7 +133,7 @@ async def test_store_failed_still_follows_match_over(
     tasks = await bots(server.url, plain("random"))
     store.fail = True
     store.gate.set()
-    frames = await admin_frames(server.url, [{"mrx": "random", "detectives": ["random"],
+    frames = await admin_frames(server, [{"mrx": "random", "detectives": ["random"],
                                               "seed": 3, "match_over": True}], until=1)
     for task in tasks:
         task.cancel()
@@ -163,7 +163,8 @@ async def test_runner_starts_the_next_game_before_the_last_one_is_stored(
     tasks = await bots(server.url, {"random": counting, **plain("greedy")})
     results: list[int] = []
     runner = TournamentRunner(db, f"sqlite:///{tmp_path / 'yard.db'}", tid,
-                              server_url=server.url, concurrency=slots,
+                              server_url=server.url, admin_token=server.admin_token,
+                              concurrency=slots,
                               listener=lambda p, entry, outcome: results.append(entry.index))
     run = asyncio.create_task(runner.run())
     async with asyncio.timeout(60 * SCALE):
@@ -191,7 +192,8 @@ async def test_runner_reports_a_store_failure_after_match_over(
     store.fail = True
     store.gate.set()
     runner = TournamentRunner(db, f"sqlite:///{tmp_path / 'yard.db'}", tid,
-                              server_url=server.url, concurrency=1)
+                              server_url=server.url, admin_token=server.admin_token,
+                              concurrency=1)
     with pytest.raises(TournamentRunError, match="was not stored"):
         async with asyncio.timeout(60 * SCALE):
             await runner.run()

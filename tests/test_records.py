@@ -120,7 +120,7 @@ async def play_on_server(db_path: Path) -> dict[str, str]:
         bad = await Scripted.open(server.url, "bad", illegal_at=1, stall_at=2)
         idle = await Scripted.open(server.url, "idle", illegal_at=0, stall_at=1)
         scripted = [asyncio.create_task(s.play()) for s in (stall, bad, idle)]
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             requests = {
                 **{f"classic-{seed}": StartMatch("classic", "random", ["random"], seed=seed)
                    for seed in (1, 2, 3)},

@@ -79,7 +79,7 @@ async def start_bots(url: str, *names: str) -> list[asyncio.Task[int]]:
 
 async def test_full_games_between_builtin_bots(server: MatchServer, db: Database) -> None:
     tasks = await start_bots(server.url, "random", "greedy")
-    async with AdminClient(server.url) as admin:
+    async with AdminClient(server.url, server.admin_token) as admin:
         assert [b.name for b in await admin.list_bots()] == ["greedy", "random"]
         games = [await admin.start_match(StartMatch(rules, mrx, [det], seed=i))
                  for i, (rules, mrx, det) in enumerate([
@@ -109,7 +109,7 @@ async def test_garbage_and_oversized_frames_get_errors_and_games_go_on(
     assert (await rogue.expect("error"))["code"] == "not_authenticated"
     await rogue.send(json.dumps({"type": "ping", "nonce": 1}) + " " * 70_000)
     assert (await rogue.expect("error"))["code"] == "too_large"
-    async with AdminClient(server.url) as admin:
+    async with AdminClient(server.url, server.admin_token) as admin:
         game = await admin.start_match(StartMatch("grid5", "random", ["random"], seed=3))
         await rogue.send(b"\xff\xfe binary junk")
         huge = await Raw.open(server.url, "huge")
@@ -125,7 +125,7 @@ async def test_illegal_moves_stale_turns_then_a_stall_are_recorded(
         server: MatchServer, db: Database) -> None:
     await start_bots(server.url, "random")
     bad = await Raw.open(server.url, "bad")
-    async with AdminClient(server.url) as admin:
+    async with AdminClient(server.url, server.admin_token) as admin:
         game = await admin.start_match(StartMatch(
             "classic", "bad", ["random"], seed=1, time_control=TimeControl(0.5 * SCALE),
             policy=Policy(max_illegal=5)))
@@ -152,7 +152,7 @@ async def test_random_move_on_timeout_keeps_the_game_going(
         server: MatchServer, db: Database) -> None:
     await start_bots(server.url, "random")
     idle = await Raw.open(server.url, "idle")
-    async with AdminClient(server.url) as admin:
+    async with AdminClient(server.url, server.admin_token) as admin:
         game = await admin.start_match(StartMatch(
             "grid5", "idle", ["random"], seed=2, time_control=TimeControl(0.05 * SCALE),
             policy=Policy(OnTimeout.RANDOM)))
@@ -168,7 +168,7 @@ async def test_disconnect_resume_then_vanish(server: MatchServer, db: Database) 
     first = await Raw.open(server.url)
     await first.send({"type": "hello", "protocol": 1, "name": "flaky"})
     token = (await first.expect("welcome"))["resume_token"]
-    async with AdminClient(server.url) as admin:
+    async with AdminClient(server.url, server.admin_token) as admin:
         game = await admin.start_match(StartMatch(
             "classic", "flaky", ["random"], seed=4, time_control=TimeControl(20.0)))
         turn = await first.expect("your_turn")
@@ -188,16 +188,17 @@ async def test_disconnect_resume_then_vanish(server: MatchServer, db: Database) 
 
 
 async def test_bot_not_connected_and_forbidden_admin(server: MatchServer) -> None:
-    async with AdminClient(server.url) as admin:
+    async with AdminClient(server.url, server.admin_token) as admin:
         with pytest.raises(AdminError) as info:
             await admin.start_match(StartMatch("grid5", "nobody", ["random"]))
     assert info.value.code.value == "bot_not_connected"
-    locked = MatchServer(ServerConfig(admin_token="t0k", admin_open=False), None, port=0)
+    locked = MatchServer(ServerConfig(admin_token="t0k"), None, port=0)
     await locked.start()
     try:
-        with pytest.raises(AdminError, match="admin token"):
-            async with AdminClient(locked.url, token="wrong"):
-                pass
+        for token in ("wrong", None):  # no admin without the token, on loopback too
+            with pytest.raises(AdminError, match="admin token"):
+                async with AdminClient(locked.url, token=token):
+                    pass
         async with AdminClient(locked.url, token="t0k") as admin:
             assert await admin.list_bots() == []
     finally:
@@ -209,7 +210,7 @@ async def test_shutdown_stores_running_games_as_aborted(db: Database) -> None:
     await srv.start()
     await start_bots(srv.url, "random")
     sleepy = await Raw.open(srv.url, "sleepy")
-    async with AdminClient(srv.url) as admin:
+    async with AdminClient(srv.url, srv.admin_token) as admin:
         game = await admin.start_match(StartMatch("classic", "sleepy", ["random"], seed=5,
                                                   time_control=TimeControl(60.0)))
         await sleepy.expect("your_turn")
@@ -225,7 +226,7 @@ async def test_one_bot_playing_many_games_at_once_is_never_rate_limited(db: Data
     await srv.start()
     try:
         tasks = await start_bots(srv.url, "random")
-        async with AdminClient(srv.url) as admin:
+        async with AdminClient(srv.url, srv.admin_token) as admin:
             games = [await admin.start_match(StartMatch("classic", "random", ["random"],
                                                         seed=i)) for i in range(4)]
             results = [await admin.result(g, 60 * SCALE) for g in games]
@@ -244,7 +245,7 @@ async def test_start_already_decided_is_stored_with_its_rule_ending(
     idle = {**load_ruleset("grid5").definition(), "name": "idle",
             "detective_tickets": {"taxi": 0}}  # no detective can ever move
     tasks = await start_bots(server.url, "random", "greedy")
-    async with AdminClient(server.url) as admin:
+    async with AdminClient(server.url, server.admin_token) as admin:
         game = await admin.start_match(StartMatch(idle, "random", ["greedy"], seed=1))
         result = await admin.result(game, 30 * SCALE)
         # The bots were not broken by a game without turns: the next one is played.

@@ -157,7 +157,7 @@ async def test_every_message_is_rebuilt_from_the_stored_record(
     for player in (x, d, watcher):
         await player.open()
     tasks = [asyncio.create_task(p.run()) for p in (x, d)]
-    async with AdminClient(server.url) as admin:
+    async with AdminClient(server.url, server.admin_token) as admin:
         game = await admin.start_match(StartMatch(
             "classic", "xbot", ["dbot"], seed=11,
             time_control=TimeControl(0.6 * SCALE, 0.4 * SCALE),
@@ -221,7 +221,7 @@ async def test_a_typical_classic_game_is_stored_in_8_kb(
     tasks = [asyncio.create_task(c.run()) for c in clients]
     for client in clients:
         await asyncio.wait_for(client.connected.wait(), 10 * SCALE)
-    async with AdminClient(server.url) as admin:
+    async with AdminClient(server.url, server.admin_token) as admin:
         games = [await admin.start_match(StartMatch("classic", "a", ["b"], seed=s))
                  for s in range(3)]
         for game in games:
@@ -253,10 +253,8 @@ def test_a_damaged_log_is_a_clear_error_not_a_crash() -> None:
     sys.path.insert(0, str(Path(__file__).parent))
     from test_match_core_harness import Harness
 
-    from protocol import Role
-
     h = Harness()
-    x, d, admin = h.connect("x"), h.connect("d"), h.connect("admin", Role.ADMIN)
+    x, d, admin = h.connect("x"), h.connect("d"), h.admin()
     game = h.start(admin, "x", ["d"], seed=3)
     record = h.play_out([x, d], game, random.Random(3)).record
     assert record.log is not None
@@ -305,7 +303,7 @@ async def test_games_finish_while_the_database_is_slow_and_are_then_stored_in_a_
         for player in (x, d):
             await player.open()
         tasks = [asyncio.create_task(p.run()) for p in (x, d)]
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             first = await admin.start_match(StartMatch("grid5", "xbot", ["dbot"], seed=1))
             await asyncio.to_thread(store.entered.wait, 60 * SCALE)  # its write hangs
             more = [await admin.start_match(StartMatch("grid5", "xbot", ["dbot"], seed=s))
@@ -349,7 +347,7 @@ async def test_a_connection_closed_for_violations_gets_nothing_more_and_neither_
         for player in (x, d):
             await player.open()
         tasks = [asyncio.create_task(p.run()) for p in (x, d)]
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             game = await admin.start_match(StartMatch("classic", "xbot", ["dbot"], seed=5,
                                                       time_control=TimeControl(30.0)))
             x.game = d.game = game
@@ -392,7 +390,7 @@ async def test_a_client_dropped_for_not_reading_is_offline_in_the_rebuild_from_t
         hog = await connect(server.url, proxy=None, max_queue=2)
         await hog.send(json.dumps({"type": "hello", "protocol": 1, "name": "dbot"}))
         assert json.loads(await hog.recv())["type"] == "welcome"
-        async with AdminClient(server.url) as admin:
+        async with AdminClient(server.url, server.admin_token) as admin:
             game = await admin.start_match(StartMatch("classic", "xbot", ["dbot"], seed=8,
                                                       time_control=TimeControl(30.0)))
             x.game = game

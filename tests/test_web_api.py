@@ -187,14 +187,14 @@ async def test_safety_headers_traversal_and_methods(seeded: Seeded) -> None:
 async def test_tournaments_and_live_games(seeded: Seeded, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'live.db'}"
     Database.connect(url).close()
-    async with running_server(url) as (_server, _app, base):
+    async with running_server(url) as (served, _app, base):
         ws_url = base.replace("http://", "ws://").rstrip("/")
         # Two bots on the same port as the pages; they never answer, so the game stays live.
         async with connect(ws_url) as bot:
             await bot.send(json.dumps({"type": "hello", "protocol": 1, "name": "idle",
                                        "role": "bot"}))
             assert json.loads(await bot.recv())["type"] == "welcome"
-            async with AdminClient(ws_url) as admin:
+            async with AdminClient(ws_url, served.admin_token) as admin:
                 game = await admin.start_match(StartMatch(
                     "grid5", "idle", ["idle"], 5, None, TimeControl(60.0, 0.0)))
                 _, live = await get_json(f"{base}api/live")

@@ -30,7 +30,7 @@ from web_helpers import (
 from websockets.asyncio.client import ClientConnection, connect
 
 from db.store import Database
-from protocol import StartMatch, TimeControl
+from protocol import PROTOCOL_VERSION, StartMatch, TimeControl
 from server.admin import AdminClient
 
 CHROMIUM = os.environ.get("YARD_CHROMIUM", "/usr/bin/chromium")
@@ -155,6 +155,8 @@ async def test_leaderboard_page_shows_the_ratings(driver: Any, seeded: Seeded) -
         await wait_for(driver, lambda d: d.find_elements("css selector", "#games tr"), "games")
         sprt = await run(lambda: driver.find_element("id", "sprt").text)
         assert "greedy vs random" in sprt and "1 / 2 / 5 / 2 / 2" in sprt
+        deals = await run(lambda: driver.find_element("id", "deals").text)
+        assert "seed 0 (reproducible, predictable" in deals  # stored before secret deals
         await run(shoot, driver, "tournament")
         await open_page(driver, f"{base}#/games?player={XSS}")
         await wait_for(driver, lambda d: d.find_elements("css selector", "#games tbody tr"),
@@ -300,11 +302,11 @@ def _frames_received(driver: Any) -> list[dict[str, Any]]:
 async def test_live_game_advances_and_hides_mister_x(driver: Any, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'live.db'}"
     Database.connect(url).close()
-    async with running_server(url) as (_, _app, base):
+    async with running_server(url) as (served, _app, base):
         ws_url = base.replace("http://", "ws://").rstrip("/")
         mrx_bot, det_bot = await _hello_bot(ws_url, "hider"), await _hello_bot(ws_url, "seeker")
         try:
-            async with AdminClient(ws_url) as admin:
+            async with AdminClient(ws_url, served.admin_token) as admin:
                 game = await admin.start_match(StartMatch(
                     "grid5", "hider", ["seeker"], 11, None, TimeControl(120.0, 0.0)))
                 await open_page(driver, f"{base}#/live")
@@ -423,6 +425,9 @@ def test_tournament_run_address_shows_it_running(driver: Any, tmp_path: Path) ->
         players = {e.text for e in driver.find_elements("css selector",
                                                         "table.leaderboard td.player")}
         assert players == {"slow", "greedy"}
+        deals = driver.find_element("id", "deals")  # no --seed: secret deals, key not shown
+        assert deals.get_attribute("data-kind") == "secret"
+        assert "published when the tournament is finished" in deals.text
         shoot(driver, "tournament-running")
     finally:
         proc.send_signal(signal.SIGINT)
@@ -437,3 +442,82 @@ def test_tournament_run_address_shows_it_running(driver: Any, tmp_path: Path) ->
             raise AssertionError("yard tournament run did not stop within 90 s of SIGINT:\n"
                                  + "".join(lines[-20:])) from None
         reader.join(timeout=10)
+
+
+#: Run in a page: open websockets to ``arguments[0]`` and say ``hello`` (protocol
+#: ``arguments[2]``) in each role, as admin with the token ``arguments[1]`` (which a real
+#: attacker would not even have), then ask for the bots; ``window.done`` holds what each
+#: connection received.
+PROBE = """
+const [wsUrl, token, version] = arguments;
+const results = {};
+window.done = null;
+function probe(role, secret) {
+  return new Promise((resolve) => {
+    const got = [];
+    const ws = new WebSocket(wsUrl);
+    ws.onopen = () => ws.send(JSON.stringify(
+      {type: "hello", protocol: version, name: "probe-" + role, role: role, token: secret}));
+    ws.onmessage = (event) => {
+      const message = JSON.parse(event.data);
+      got.push(message.type + ":" + (message.code || ""));
+      if (message.type === "welcome" && role === "admin") {
+        ws.send(JSON.stringify({type: "list_bots"}));
+      } else if (message.type === "welcome" || message.type === "bots") {
+        ws.close();
+      }
+    };
+    ws.onclose = () => { results[role] = got; resolve(); };
+  });
+}
+Promise.all([probe("bot", null), probe("spectator", null), probe("admin", token)])
+  .then(() => { window.done = results; });
+"""
+
+
+def _serve_elsewhere(folder: Path) -> tuple[Any, str]:
+    """A plain HTTP server on another port of this host (another origin) with one page."""
+    import functools
+    import http.server
+    import threading
+
+    (folder / "elsewhere.html").write_text("<!doctype html><title>elsewhere</title>")
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *_args: Any) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(folder))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/elsewhere.html"
+
+
+async def _probe(driver: Any, page: str, ws_url: str, token: str) -> dict[str, list[str]]:
+    """Open ``page``, run :data:`PROBE` in it against ``ws_url``: what each role got."""
+    await run(driver.get, page)
+    await run(driver.execute_script, PROBE, ws_url, token, PROTOCOL_VERSION)
+    return dict(await wait_for(driver, lambda d: d.execute_script("return window.done"),
+                               "the probe's connections to close"))
+
+
+async def test_a_page_from_another_origin_cannot_drive_the_server(driver: Any,
+                                                                  tmp_path: Path) -> None:
+    """Cross-site websocket hijacking: a page served from another origin (another port of
+    the same host) opens websockets to the match server; every hello is refused, so it can
+    neither play, watch, list bots nor start matches, even holding the admin token. The
+    same probe run in the server's own page gets in as each role."""
+    httpd, elsewhere = _serve_elsewhere(tmp_path)
+    try:
+        async with running_server(f"sqlite:///{tmp_path / 'o.db'}") as (server, _app, base):
+            ws_url = base.replace("http://", "ws://")
+            token = server.core.config.admin_token or ""
+            foreign = await _probe(driver, elsewhere, ws_url, token)
+            assert foreign == {role: ["error:forbidden_origin"]
+                               for role in ("bot", "spectator", "admin")}, foreign
+            assert not server.core.sessions and not server.core.matches
+
+            own = await _probe(driver, f"{base}/", ws_url, token)
+            assert own == {"bot": ["welcome:"], "spectator": ["welcome:"],
+                           "admin": ["welcome:", "bots:"]}, own
+    finally:
+        httpd.shutdown()

@@ -104,7 +104,7 @@ async def running_server(db_url: str) -> AsyncIterator[tuple[MatchServer, WebApp
     """A match server with the pages, storing into ``db_url``; yields (server, app,
     http base address)."""
     store = Database.connect(db_url)
-    server = MatchServer(ServerConfig(admin_open=True), store, port=0)
+    server = MatchServer(ServerConfig(), store, port=0)
     app = WebApp(db_url, live=server.core)
     server.process_request = app.process_request
     url = await server.start()

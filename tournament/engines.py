@@ -201,13 +201,14 @@ def engine_table(engines: list[Engine]) -> dict[str, Engine]:
 
 async def start_engine(engine: Engine, url: str, stderr_log: Path | None = None, *,
                        instance: str | None = None, watch_url: str | None = None,
-                       timeout: float = READY_TIMEOUT_S) -> Child:
+                       timeout: float = READY_TIMEOUT_S, admin_token: str | None = None
+                       ) -> Child:
     """Launch ``engine`` against the server at ``url``, announcing ``instance`` (see
     ``hello.instance``); returns once it is connected.
 
     A ``yard bot`` engine reports ready on stdout; a command is ready when the server
-    (at ``watch_url``, default ``url``) lists a bot named ``engine.name`` (with that
-    instance)."""
+    (at ``watch_url``, default ``url``; as admin with ``admin_token``) lists a bot named
+    ``engine.name`` (with that instance)."""
     argv = engine.command(url, instance)
     env = engine.env(url, instance)
     what = shlex.join(argv) if engine.cmd is not None else f"yard bot {engine.bot}"
@@ -215,7 +216,7 @@ async def start_engine(engine: Engine, url: str, stderr_log: Path | None = None,
         return await Child.launch(argv, what, expect="connected", stderr_log=stderr_log,
                                   env=env, cwd=engine.cwd, timeout=timeout)
     try:
-        async with AdminClient(watch_url or url, name="yard-launcher") as admin:
+        async with AdminClient(watch_url or url, admin_token, name="yard-launcher") as admin:
             async def connected() -> bool:
                 return any(bot.name == engine.name and
                            (instance is None or instance in bot.instances)

@@ -9,6 +9,7 @@ from bots.spec import BotSpec
 from game.errors import YardError
 from protocol import StartMatch
 from protocol.messages import MatchResult
+from protocol.tokens import new_token
 from server.admin import AdminClient, AdminError
 from tournament.discovery import bot_roles
 from tournament.engines import Engine, engine_table, spec_engine, start_engine
@@ -79,12 +80,13 @@ async def _remote(url: str, token: str | None, request: StartMatch) -> MatchResu
 
 
 async def _local(db_url: str, request: StartMatch, engines: list[Engine]) -> MatchResult:
-    server, url = await start_server(db_url)
+    token = new_token()  # the local server's admin token, known only here
+    server, url = await start_server(db_url, admin_token=token)
     bots: list[Child] = []
     try:
         for engine in engines:
-            bots.append(await start_engine(engine, url))
-        return await _remote(url, None, request)
+            bots.append(await start_engine(engine, url, admin_token=token))
+        return await _remote(url, token, request)
     finally:
         for child in bots:
             await child.stop()

@@ -50,10 +50,13 @@ class BotLaunch:
     cores: int = 1
     engine: Engine | None = None
 
-    async def start(self, url: str, instance: str, stderr_log: Path | None) -> Child:
-        """Start one process of this bot for ``instance``; returns once it is connected."""
+    async def start(self, url: str, instance: str, stderr_log: Path | None,
+                    admin_token: str | None = None) -> Child:
+        """Start one process of this bot for ``instance``; returns once it is connected
+        (``admin_token``: the server's, to see a command engine connect)."""
         if self.engine is not None:
-            return await start_engine(self.engine, url, stderr_log, instance=instance)
+            return await start_engine(self.engine, url, stderr_log, instance=instance,
+                                      admin_token=admin_token)
         return await Child.start([*self.args, "--url", url, "--instance", instance],
                                  "connected", stderr_log=stderr_log)
 
@@ -111,12 +114,14 @@ class BotPool:
         """The instance label of every slot."""
         return [instance_of(slot) for slot in range(self.slots)]
 
-    async def start(self, url: str) -> None:
+    async def start(self, url: str, admin_token: str | None = None) -> None:
         """Start every process (all at once) and wait until each is connected; on any
-        failure stop those that did start and raise :class:`ProcessError`."""
+        failure stop those that did start and raise :class:`ProcessError`.
+        ``admin_token``: the server's (command engines are seen connecting as admin)."""
         wanted = [(launch, instance) for instance in self.instances for launch in self.launches]
         started = await asyncio.gather(
-            *(launch.start(url, instance, self.stderr_log) for launch, instance in wanted),
+            *(launch.start(url, instance, self.stderr_log, admin_token)
+              for launch, instance in wanted),
             return_exceptions=True)
         failures = [result for result in started if isinstance(result, BaseException)]
         for (launch, instance), result in zip(wanted, started, strict=True):

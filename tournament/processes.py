@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
 from game.errors import YardError
+from server.auth import ADMIN_TOKEN_ENV
 
 READY_TIMEOUT_S = 60.0
 READY_POLL_S = 0.1
@@ -53,13 +54,15 @@ class Child:
 
     @classmethod
     async def start(cls, args: Sequence[str], expect: str, timeout: float = READY_TIMEOUT_S,
-                    stderr_log: Path | None = None) -> Child:
+                    stderr_log: Path | None = None, env: Mapping[str, str] | None = None
+                    ) -> Child:
         """Run ``yard ARGS``; wait for a stdout line starting with ``expect``.
 
-        The child's stderr goes to ``stderr_log`` (appended) when given, else to ours.
+        The child's stderr goes to ``stderr_log`` (appended) when given, else to ours;
+        ``env`` is added to its environment.
         """
         return await cls.launch(yard_argv(*args), f"yard {' '.join(args)}", expect=expect,
-                                timeout=timeout, stderr_log=stderr_log)
+                                timeout=timeout, stderr_log=stderr_log, env=env)
 
     @classmethod
     async def launch(cls, argv: Sequence[str], what: str, *, expect: str | None = None,
@@ -142,11 +145,14 @@ def tail(path: Path, lines: int = 20) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-async def start_server(db_url: str, *extra: str,
-                       stderr_log: Path | None = None) -> tuple[Child, str]:
-    """``yard serve --port 0``; returns the child and its ``ws://`` URL."""
+async def start_server(db_url: str, *extra: str, stderr_log: Path | None = None,
+                       admin_token: str | None = None) -> tuple[Child, str]:
+    """``yard serve --port 0``; returns the child and its ``ws://`` URL. ``admin_token``:
+    the server's admin token, handed over in its environment (not on its command line,
+    which other users may list); without one it uses its default token file."""
+    env = None if admin_token is None else {ADMIN_TOKEN_ENV: admin_token}
     child = await Child.start(["serve", "--port", "0", "--db", db_url, *extra], "listening on",
-                              stderr_log=stderr_log)
+                              stderr_log=stderr_log, env=env)
     return child, child.ready_line.split()[-1]
 
 

@@ -26,6 +26,7 @@ from db.store import Database
 from game import Outcome, Termination
 from protocol import ErrorCode, OnTimeout, Policy, StartMatch, TimeControl
 from protocol.messages import MatchResult
+from protocol.tokens import new_token
 from ratings.sprt import SprtState
 from server.admin import AdminClient, AdminError
 from tournament.discovery import BuiltinBot, bot_infos
@@ -215,10 +216,13 @@ class TournamentRunner:
         # caller already did): its connection caps only need an upper bound on the slots.
         most = min(self.concurrency or available_cores(), pending)
         sockets = most * len(self.spec.bot_names()) + 64
+        # The local server's admin token: made here, handed to it, known to no one else.
+        self.admin_token = new_token()
         server = asyncio.create_task(start_server(
             self.db_url, "--move-time", str(self.spec.move_time),
             "--max-per-address", str(max(256, sockets)),
-            "--max-connections", str(max(1024, sockets)), stderr_log=self.child_log))
+            "--max-connections", str(max(1024, sockets)), stderr_log=self.child_log,
+            admin_token=self.admin_token))
         try:
             # Every bot process is a connection from this host: the caps above leave room
             # for all of them (and the admin) however many slots there are.
@@ -235,7 +239,7 @@ class TournamentRunner:
             if (warning := oversubscription(slots, launches)) is not None:
                 self.notice(warning)
             self.pool = BotPool(launches, slots, self.child_log)
-            await self.pool.start(url)
+            await self.pool.start(url, self.admin_token)
         except (ProcessError, EngineError) as exc:
             await self._stop_local()
             where = "" if self.child_log else " (see the message above)"
@@ -276,6 +280,7 @@ class TournamentRunner:
                      ) -> str | Outcome:
         """Start ``entry``'s game (with ``match_over`` when ``notify_over``): its id, or
         the outcome of the forfeit recorded when its bots never connected."""
+        entry = self.spec.dealt(entry)  # Mister X's own seed under fresh-mrx
         request = self._request(entry, instance, notify_over)
         deadline = time.monotonic() + self.spec.connect_timeout
         while True:
@@ -301,7 +306,8 @@ class TournamentRunner:
             time_control=TimeControl(spec.move_time, spec.bank_time),
             policy=Policy(OnTimeout(spec.on_timeout), spec.max_illegal),
             tag=str(entry.index), tournament_id=self.tournament_id,
-            schedule_id=entry.schedule_id, instance=instance, match_over=notify_over)
+            schedule_id=entry.schedule_id, instance=instance, match_over=notify_over,
+            mrx_seed=entry.mrx_seed)
 
     @staticmethod
     async def _missing(admin: AdminClient, entry: ScheduledGame,

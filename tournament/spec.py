@@ -9,17 +9,30 @@ its whole schedule (:mod:`tournament.schedule`).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import secrets
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from bots.spec import BotSpec, parse_option_pairs
+from db.records import ScheduledGame
 from db.store import Database
 from game import load_ruleset
 from game.errors import YardError
 from protocol import OnTimeout
 from ratings.sprt import SprtError, SprtSpec
 from tournament.engines import Engine, spec_engine
-from tournament.schedule import Format, bots_of, make_schedule, mrx_bot, team_members
+from tournament.schedule import (
+    SECRET_BYTES,
+    Deals,
+    Format,
+    Pairing,
+    ScheduleError,
+    bots_of,
+    deal_mrx_seed,
+    make_schedule,
+    mrx_bot,
+    team_members,
+)
 
 
 class TournamentRunError(YardError):
@@ -28,13 +41,20 @@ class TournamentRunError(YardError):
 
 @dataclass(frozen=True)
 class TournamentSpec:
-    """Everything that defines a tournament; stored with it so a resume needs no flags."""
+    """Everything that defines a tournament; stored with it so a resume needs no flags.
+
+    Deals: ``seed`` is a public seed (``--seed``, research runs: anyone who knows it can
+    compute every deal), or ``None`` for secret deals from ``secret`` (hex, drawn by
+    :func:`create`; never show it before the tournament is finished: it predicts every
+    deal). ``pairing`` is a :class:`~tournament.schedule.Pairing` value. Specs stored
+    before these keys existed read as ``seed`` 0 and ``same-deal`` (:meth:`from_dict`).
+    """
 
     rules: str
     bots: list[str]
     format: str = Format.ROUND_ROBIN.value
     pairs: int = 10
-    seed: int = 0
+    seed: int | None = None
     move_time: float = 10.0
     bank_time: float = 0.0
     self_play: bool = False
@@ -48,16 +68,53 @@ class TournamentSpec:
     sprt: dict[str, float] | None = None
     #: Bots that are not built-in or installed ones: name -> ``Engine.to_dict()``.
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The secret deal key as hex (with ``seed`` ``None``); secret until the end.
+    secret: str | None = field(default=None, repr=False)
+    #: How the two games of a pair are dealt: ``fresh-mrx`` or ``same-deal``.
+    pairing: str = Pairing.FRESH_MRX.value
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (stored in the database)."""
+        """JSON-ready form (stored in the database; holds the ``secret``)."""
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TournamentSpec:
-        """Inverse of :meth:`to_dict`; unknown keys are ignored for forward compatibility."""
+        """Inverse of :meth:`to_dict`; unknown keys are ignored for forward compatibility.
+        A spec stored before deals and pairings existed (no ``pairing`` key) keeps its
+        public ``seed`` (0 if absent) and plays ``same-deal``, as it was scheduled."""
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        if "pairing" not in known:
+            known["pairing"] = Pairing.SAME_DEAL.value
+            if known.get("seed") is None and known.get("secret") is None:
+                known["seed"] = 0
         return cls(**known)
+
+    def deals(self) -> Deals:
+        """Where the schedule's seeds come from: the public seed or the secret key."""
+        if self.seed is not None:
+            return Deals(seed=self.seed)
+        if self.secret is None:
+            raise TournamentRunError("the tournament has neither a seed nor a secret deal "
+                                     "key (create() draws the key)")
+        try:
+            key = bytes.fromhex(self.secret)
+        except ValueError:
+            raise TournamentRunError("the tournament's secret deal key is not hex") from None
+        try:
+            return Deals(secret=key)
+        except ScheduleError as exc:
+            raise TournamentRunError(str(exc)) from None
+
+    def dealt(self, entry: ScheduledGame) -> ScheduledGame:
+        """``entry`` with its ``mrx_seed`` (which the schedule table does not store): the
+        deal of its game is ``new_game(rules, entry.seed, mrx_seed=entry.mrx_seed)``."""
+        mrx_seed = deal_mrx_seed(self.deals(), Pairing(self.pairing), entry)
+        return entry if mrx_seed == entry.mrx_seed else replace(entry, mrx_seed=mrx_seed)
+
+    def schedule(self) -> list[ScheduledGame]:
+        """Every game of the tournament (:func:`~tournament.schedule.make_schedule`), dealt."""
+        return make_schedule(self.bots, self.pairs, self.deals(), Format(self.format),
+                             self.self_play, Pairing(self.pairing))
 
     def validate(self) -> None:
         """Check the ruleset and numbers before anything is stored or started."""
@@ -68,7 +125,14 @@ class TournamentSpec:
             raise TournamentRunError("--move-time must be > 0 and --bank-time >= 0")
         if self.max_illegal < 1:
             raise TournamentRunError("--max-illegal must be at least 1")
-        make_schedule(self.bots, self.pairs, self.seed, Format(self.format), self.self_play)
+        try:
+            Pairing(self.pairing)
+        except ValueError:
+            raise TournamentRunError(f"--pairing {self.pairing!r}: expected one of "
+                                     f"{', '.join(p.value for p in Pairing)}") from None
+        if self.seed is not None or self.secret is not None:  # else create() draws a key
+            self.deals()
+        make_schedule(self.bots, self.pairs, 0, Format(self.format), self.self_play)
         if self.sprt is not None:
             self._validate_sprt()
 
@@ -115,9 +179,13 @@ class TournamentSpec:
 
 
 def create(db: Database, spec: TournamentSpec) -> str:
-    """Validate ``spec``, store the tournament and its whole schedule; returns its id."""
+    """Validate ``spec``, store the tournament and its whole schedule; returns its id.
+    Without a public ``seed`` a secret deal key is drawn here (``secrets``) and stored with
+    the spec."""
     spec.validate()
-    games = make_schedule(spec.bots, spec.pairs, spec.seed, Format(spec.format), spec.self_play)
+    if spec.seed is None and spec.secret is None:
+        spec = replace(spec, secret=secrets.token_hex(SECRET_BYTES))
+    games = spec.schedule()
     tournament_id = db.create_tournament(spec.to_dict())
     db.schedule(tournament_id, games)
     return tournament_id

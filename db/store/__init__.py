@@ -8,8 +8,8 @@ default and needs no set-up. The schema is created or migrated on connect
 One module per job, composed by :class:`Database` (:mod:`db.store.database`):
 :mod:`~db.store.games` (store, import and load games; results for ratings),
 :mod:`~db.store.tournaments`, :mod:`~db.store.schedule`, :mod:`~db.store.leases` (cluster
-workers' claims); :mod:`~db.store.queries` holds what the web pages read with their own
-engine.
+workers' claims), :mod:`~db.store.accounts` (bot accounts: hashed tokens);
+:mod:`~db.store.queries` holds what the web pages read with their own engine.
 
 >>> db = Database.connect("sqlite://")          # in-memory
 >>> tid = db.create_tournament({"rules": "grid5", "bots": ["random", "rush"]})
@@ -21,10 +21,17 @@ engine.
 
 from __future__ import annotations
 
-from db.records import ComputeRow, GameSummary, ResultRow, ScheduledGame, TournamentInfo
+from db.records import (
+    AccountInfo,
+    ComputeRow,
+    GameSummary,
+    ResultRow,
+    ScheduledGame,
+    TournamentInfo,
+)
 from db.store.database import Database
 from db.store.leases import ABORTED_LEASE
 from db.store.tournaments import forfeit_record
 
-__all__ = ["ABORTED_LEASE", "ComputeRow", "Database", "GameSummary", "ResultRow",
-           "ScheduledGame", "TournamentInfo", "forfeit_record"]
+__all__ = ["ABORTED_LEASE", "AccountInfo", "ComputeRow", "Database", "GameSummary",
+           "ResultRow", "ScheduledGame", "TournamentInfo", "forfeit_record"]

@@ -15,6 +15,7 @@ from db.engine import (
 from db.errors import DatabaseError
 from db.migrations import migrate
 from db.records import GameRecord, ScheduledGame
+from db.store.accounts import Accounts
 from db.store.base import opt_str
 from db.store.games import Games
 from db.store.leases import Leases
@@ -23,7 +24,7 @@ from db.store.tournaments import Tournaments, forfeit_record
 from game import Outcome
 
 
-class Database(Games, Tournaments, Schedule, Leases):
+class Database(Games, Tournaments, Schedule, Leases, Accounts):
     """A yard database. Create with :meth:`connect`; close with :meth:`close`."""
 
     @classmethod

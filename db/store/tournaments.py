@@ -82,10 +82,11 @@ class Tournaments(Connection):
 def forfeit_record(tournament_id: str, entry: ScheduledGame, outcome: Outcome, detail: str,
                    rules: str | None, detectives: int | None = None,
                    game_id: str | None = None) -> GameRecord:
-    """A zero-move :class:`GameRecord` for a schedule entry that was never played."""
+    """A zero-move :class:`GameRecord` for a schedule entry that was never played (dealt
+    as it would have been: ``entry.seed`` and ``entry.mrx_seed``)."""
     if rules is None:
         raise TournamentError(f"tournament {tournament_id}: spec has no 'rules'; pass rules=")
-    start = new_game(rules, entry.seed, detectives)
+    start = new_game(rules, entry.seed, detectives, mrx_seed=entry.mrx_seed)
     names = entry.detectives.split("+")
     seats = [SeatRecord(0, entry.mrx)] + [SeatRecord(i, names[(i - 1) % len(names)])
                                           for i in range(1, start.n_detectives + 1)]
@@ -96,7 +97,8 @@ def forfeit_record(tournament_id: str, entry: ScheduledGame, outcome: Outcome, d
         start_position=to_text(start), seats=seats, outcome=outcome, turns=[],
         mrx_path=[start.mrx_station], started_at=now, finished_at=now, moves=0,
         tournament_id=tournament_id, schedule_id=entry.schedule_id,
-        transcripts={"detail": [{"forfeit": detail}]} if detail else {})
+        transcripts={"detail": [{"forfeit": detail}]} if detail else {},
+        mrx_seed=entry.mrx_seed)
 
 
 def ensure_tournament(session: Session, info: TournamentInfo) -> str:

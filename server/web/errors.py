@@ -17,3 +17,17 @@ class NotFound(WebError):
 
     status = 404
     code = "not_found"
+
+
+class Withheld(NotFound):
+    """A stored game whose paired game (same tournament and pair) is still to be played:
+    both start from the same deal, so its record stays private until that game is over."""
+
+    code = "withheld"
+
+
+class Busy(WebError):
+    """Too many requests are waiting for the database or a board drawing; retry later."""
+
+    status = 503
+    code = "busy"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from game.rules import Ruleset
 from game.views import rules_from_definition
 from protocol import to_json
 from server.web.boards import board_drawing
@@ -43,10 +44,24 @@ def live_game(source: LiveSource | None, game_id: str) -> dict[str, Any]:
     if match is None:
         raise NotFound(f"no running game {game_id!r:.60}")
     snap: dict[str, Any] = to_json(match.watching())
-    rules = rules_from_definition(snap["rules"])
-    snap["board"] = board_drawing(rules.board)
+    rules = getattr(match.spec, "rules", None)
+    board = rules.board if isinstance(rules, Ruleset) else \
+        rules_from_definition(snap["rules"]).board
+    snap["board"] = board_drawing(board)  # cached per board: the match keeps its own
     snap["tournament_id"] = getattr(match.spec, "tournament_id", None)
     return snap
+
+
+def live_boards(source: LiveSource | None) -> set[str]:
+    """The names of the boards of the games being played on this server."""
+    if source is None:
+        return set()
+    names = set()
+    for match in list(source.matches.values()):
+        rules = getattr(match.spec, "rules", None)
+        if isinstance(rules, Ruleset):
+            names.add(rules.board.name)
+    return names
 
 
 def running_tournaments(source: LiveSource | None) -> set[str]:

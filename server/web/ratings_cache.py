@@ -4,7 +4,8 @@ Fitting and bootstrapping a large database takes seconds. :class:`RatingsCache` 
 ruleset's leaderboard and matrix keyed by ``(ruleset, tournament, games stored)``, so a
 request costs one ``GROUP BY`` count while no game is added, and the numbers are exactly
 those of ``yard leaderboard --json`` / ``yard matrix --json`` (same functions, same
-defaults).
+defaults) over the games that are not withheld (:mod:`db.store.queries`: a game whose
+paired game is still to be played is rated once that one is over too).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from db.store import Database
-from db.store.queries import game_counts
+from db.store.queries import WithheldCache, game_counts
 from ratings.bootstrap import DEFAULT_SAMPLES
 from ratings.elo import fit_elo
 from ratings.leaderboard import leaderboard as build_leaderboard
@@ -44,9 +45,11 @@ class RatingsCache:
     numbers are being computed, other requests get the previous ones at once.
     """
 
-    def __init__(self, store: Database, engine: Engine, max_entries: int = 64) -> None:
+    def __init__(self, store: Database, engine: Engine, max_entries: int = 64,
+                 withheld: WithheldCache | None = None) -> None:
         self.store = store
         self.engine = engine
+        self.withheld = withheld or WithheldCache(engine)
         self.max_entries = max_entries
         self._entries: OrderedDict[tuple[str, str | None, int], _Ratings] = OrderedDict()
         self._lock = threading.Lock()
@@ -55,8 +58,8 @@ class RatingsCache:
         self.computed = 0  # cache misses, for tests and benchmarks
 
     def counts(self, tournament_id: str | None) -> dict[str, int]:
-        """Games stored per ruleset (the cache key's last part)."""
-        return game_counts(self.engine, tournament_id)
+        """Games stored and not withheld per ruleset (the cache key's last part)."""
+        return game_counts(self.engine, tournament_id, self.withheld.get())
 
     def ratings(self, ruleset: str, tournament_id: str | None, stored: int) -> _Ratings:
         """The cached ratings of one ruleset, computed on a miss."""
@@ -90,7 +93,9 @@ class RatingsCache:
             return value
 
     def _compute(self, ruleset: str, tournament_id: str | None) -> _Ratings:
-        data = from_results(self.store.results(ruleset, tournament_id))
+        withheld = self.withheld.get().ids
+        data = from_results([row for row in self.store.results(ruleset, tournament_id)
+                             if row.game_id not in withheld])
         if not data.games:
             return _Ratings(None, None)
         board = build_leaderboard(data.games, samples=DEFAULT_SAMPLES, seed=0,

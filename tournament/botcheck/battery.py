@@ -73,10 +73,12 @@ class Battery:
         self.proxy = Proxy("", self.observer)
         self.child: Child | None = None
         self.urls = ("", "")
+        self.admin_token: str | None = None
 
     async def run(self) -> list[Check]:
         """Every check, in order; a bot that does not connect fails ``connects`` only."""
         server = MatchServer(ServerConfig(grace_s=self.grace), self.sink, port=0)
+        self.admin_token = server.admin_token
         await server.start()
         proxy = self.proxy = Proxy(server.url, self.observer)
         await proxy.start()
@@ -91,7 +93,8 @@ class Battery:
                 self._add("connects", False, str(exc))
                 return self.checks
             self._add("connects", True, f"connected as {self.engine.name!r}")
-            async with AdminClient(server.url, name="yard-bot-check") as admin:
+            async with AdminClient(server.url, server.admin_token,
+                                   name="yard-bot-check") as admin:
                 await self._ping(proxy)
                 for rules in self.claims.rules:
                     for role in ROLES:
@@ -120,7 +123,8 @@ class Battery:
             await self.child.stop()
             self.child = None
         self.child = await start_engine(self.engine, self.urls[0], stderr_log=self.log,
-                                        watch_url=self.urls[1], timeout=30)
+                                        watch_url=self.urls[1], timeout=30,
+                                        admin_token=self.admin_token)
 
     def _add(self, name: str, ok: bool | None, reason: str) -> None:
         status = "skip" if ok is None else "pass" if ok else "fail"

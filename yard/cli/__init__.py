@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "play": "yard.cli.play:play",
     "bench": "yard.cli.bench:bench",
     "serve": "yard.cli.serve:serve",
+    "accounts": "yard.cli.accounts:accounts",
     "web": "yard.cli.web:web",
     "match": "yard.cli.serve:match",
     "bot": "yard.cli.bots:bot",

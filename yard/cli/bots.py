@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from bots.base import Bot
-from bots.client import LOOPS, BotClient, run_client, run_on_loop
+from bots.client import LOOPS, BotClient, account_token, run_client, run_on_loop
 from bots.registry import bot_from_spec, bot_names, bot_source, default_name
 from bots.spec import BotSpec, merge_options
 from yard.cli.options import BOT_SPEC, OPTION_PAIR, json_option
@@ -19,6 +19,13 @@ from yard.cli.options import BOT_SPEC, OPTION_PAIR, json_option
 @click.argument("spec", metavar="BOT_SPEC", type=BOT_SPEC)
 @click.option("--url", required=True, help="Server URL, e.g. ws://127.0.0.1:8765.")
 @click.option("--token", help="This bot's token, if the server requires one.")
+@click.option("--token-file", type=click.Path(dir_okay=False),
+              help="File holding this bot's token (with --register: where the new token "
+              "is written, mode 0600).")
+@click.option("--register", is_flag=True,
+              help="Register the name on a server with open registration: its token is "
+              "written to --token-file (else printed once to stderr). A --token-file that "
+              "exists already is used instead.")
 @click.option("--name", "display", help="Name announced to the server (default: the bot's "
               "registered name, or a class's `name`).")
 @click.option("--version", "version", default="", help="Version announced to the server.")
@@ -32,9 +39,10 @@ from yard.cli.options import BOT_SPEC, OPTION_PAIR, json_option
               type=click.Choice(list(LOOPS)),
               help="Event loop: auto is uvloop when installed (pip install 'yard[fast]').")
 @click.option("-v", "--verbose", is_flag=True, help="Log connection events.")
-def bot(spec: BotSpec, url: str, token: str | None, display: str | None, version: str,
-        options: tuple[tuple[str, str], ...], seed: int | None, games: int | None,
-        instance: str | None, loop_name: str, verbose: bool) -> None:
+def bot(spec: BotSpec, url: str, token: str | None, token_file: str | None, register: bool,
+        display: str | None, version: str, options: tuple[tuple[str, str], ...],
+        seed: int | None, games: int | None, instance: str | None, loop_name: str,
+        verbose: bool) -> None:
     """Run BOT_SPEC (a built-in or installed bot, or file.py:Class, with options) as a
     client of the server at --url; one process plays many games at once and resumes its
     session after a dropped connection."""
@@ -43,8 +51,9 @@ def bot(spec: BotSpec, url: str, token: str | None, display: str | None, version
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     name = display or default_name(spec.ref)
+    token, register, on_token = account_token(name, token, token_file, register)
     client = BotClient(lambda: bot_from_spec(spec, seed), url, name, version, token, games,
-                       instance=instance)
+                       instance=instance, register=register, on_token=on_token)
     played = run_on_loop(run_client(client), loop_name)
     click.echo(f"{client.name}: played {played} games", err=True)
 

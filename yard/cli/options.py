@@ -144,3 +144,18 @@ def log_option(func: F) -> F:
         "--log", "child_log", type=click.Path(dir_okay=False, path_type=Path),
         help="File for the output of the local server and bot processes (appended; "
         "default: yard-tournament-ID.log in the temp directory).")(func)
+
+
+def admin_token_options(func: F) -> F:
+    """``--admin-token TOKEN`` (``$YARD_ADMIN_TOKEN``) and ``--admin-token-file PATH``
+    of commands that connect to a running server as admin (``yard match --server``,
+    ``yard tournament run/resume --server``); without either, a server on this machine's
+    default token file is read (:func:`server.auth.client_admin_token`)."""
+    token = click.option("--admin-token", envvar="YARD_ADMIN_TOKEN",
+                         help="Admin token of that server (env YARD_ADMIN_TOKEN; default: "
+                         "read from --admin-token-file).")
+    path = click.option("--admin-token-file", type=click.Path(dir_okay=False),
+                        help="File holding the server's admin token (default for a server "
+                        "on this machine: the file `yard serve` creates, "
+                        "$XDG_STATE_HOME/yard/admin-token).")
+    return token(path(func))

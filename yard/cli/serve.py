@@ -10,6 +10,7 @@ import click
 from bots.spec import BotSpec
 from protocol import OnTimeout, Policy, StartMatch, TimeControl, to_json
 from protocol.messages import MatchResult
+from server.auth import client_admin_token
 from server.run import run_server, server_config
 from tournament.engines import Engine
 from tournament.match import play_match
@@ -17,6 +18,7 @@ from yard.cli.options import (
     BOT_SPEC,
     BOT_SPEC_LIST,
     EngineCommand,
+    admin_token_options,
     db_option,
     engine_option,
     json_option,
@@ -32,7 +34,26 @@ from yard.cli.options import (
 @click.option("--token-file", type=click.Path(dir_okay=False),
               help='TOML file: [bots] name = "token", and optional admin_token.')
 @click.option("--bot-token", multiple=True, metavar="NAME=TOKEN", help="Require a bot token.")
-@click.option("--admin-token", help="Token for admin actions (needed off loopback).")
+@click.option("--admin-token", envvar="YARD_ADMIN_TOKEN",
+              help="Token for admin actions (env YARD_ADMIN_TOKEN; default: the one in "
+              "--admin-token-file).")
+@click.option("--admin-token-file", type=click.Path(dir_okay=False),
+              help="File with the admin token, created (mode 0600, a fresh token) if "
+              "missing  [default: $XDG_STATE_HOME/yard/admin-token, else "
+              "~/.local/state/yard/admin-token]")
+@click.option("--allow-origin", multiple=True, metavar="ORIGIN",
+              help="Let web pages from ORIGIN (https://host[:port], host[:port] or null) "
+              "connect, besides the server's own pages (repeatable).")
+@click.option("--accounts", is_flag=True,
+              help="Every bot name needs its account's token (yard accounts; names in "
+              "--token-file/--bot-token keep their fixed tokens).")
+@click.option("--open-registration", is_flag=True,
+              help="With --accounts: a bot may register an unused name (hello with "
+              "register; yard bot --register) and gets its token once.")
+@click.option("--max-account-connections", default=16, show_default=True,
+              type=click.IntRange(1), help="Live connections per account.")
+@click.option("--max-account-games", default=64, show_default=True, type=click.IntRange(1),
+              help="Games one account may play at once.")
 @click.option("--move-time", default=10.0, show_default=True,
               type=click.FloatRange(0, min_open=True), help="Default seconds per move.")
 @click.option("--bank-time", default=0.0, show_default=True, type=click.FloatRange(0),
@@ -54,17 +75,25 @@ from yard.cli.options import (
               type=click.Choice(["auto", "asyncio", "uvloop"]),
               help="Event loop: auto is uvloop when installed (pip install 'yard[fast]').")
 def serve(host: str, port: int, db_url: str, token_file: str | None,
-          bot_token: tuple[str, ...], admin_token: str | None, move_time: float,
+          bot_token: tuple[str, ...], admin_token: str | None, admin_token_file: str | None,
+          allow_origin: tuple[str, ...], accounts: bool, open_registration: bool,
+          max_account_connections: int, max_account_games: int, move_time: float,
           bank_time: float, grace: float, ready_file: str | None, max_connections: int,
           max_per_address: int, hello_timeout: float, send_buffer_kib: int,
           loop_name: str) -> None:
     """Run a match server until SIGINT/SIGTERM (running games are stored as aborted).
 
     Every option is checked, and the port bound, before the database is opened or created.
+    Admin connections always need the admin token: without --admin-token the server uses
+    the one in --admin-token-file, creating that file if needed, and says where on stderr.
     """
     config = server_config(host, token_file, bot_token, admin_token, move_time, bank_time,
                            grace, max_connections, max_per_address, hello_timeout,
-                           send_buffer_kib)
+                           send_buffer_kib, admin_token_file=admin_token_file,
+                           allow_origin=allow_origin, accounts=accounts,
+                           open_registration=open_registration,
+                           max_account_connections=max_account_connections,
+                           max_account_games=max_account_games)
     run_server(config, db_url, host, port, ready_file, loop_name)
 
 
@@ -85,17 +114,20 @@ def serve(host: str, port: int, db_url: str, token_file: str | None,
 @click.option("--on-timeout", type=click.Choice([p.value for p in OnTimeout]),
               default="forfeit", show_default=True)
 @click.option("--max-illegal", default=3, show_default=True, help="Bad tries before forfeit.")
-@click.option("--admin-token", help="Admin token of the server.")
+@admin_token_options
 @db_option
 @json_option("Print the result as JSON.")
 def match(rules: str, mrx: BotSpec, detectives: list[BotSpec], engines: tuple[Engine, ...],
           server_url: str | None, seed: int | None, n_detectives: int | None,
           move_time: float, bank_time: float, on_timeout: str, max_illegal: int,
-          admin_token: str | None, db_url: str, as_json: bool) -> None:
+          admin_token: str | None, admin_token_file: str | None, db_url: str,
+          as_json: bool) -> None:
     """Play one game between connected bots (or bots started here) and print it."""
     request = StartMatch(rules, mrx.ref, [d.ref for d in detectives], seed, n_detectives,
                          TimeControl(move_time, bank_time),
                          Policy(OnTimeout(on_timeout), max_illegal))
+    if server_url:
+        admin_token = client_admin_token(server_url, admin_token, admin_token_file)
     result = play_match(request, [mrx, *detectives], list(engines), server_url, admin_token,
                         db_url)
     _print_result(result, as_json)

@@ -28,6 +28,7 @@ from db.records import ScheduledGame
 from db.store import Database
 from game import Outcome
 from ratings.sprt import DEFAULT_MAX_PAIRS, SprtError, SprtSpec, SprtState
+from server.auth import client_admin_token
 from tournament.cluster import ClusterRun
 from tournament.discovery import BuiltinBot, bot_infos
 from tournament.engines import Engine
@@ -47,6 +48,7 @@ from tournament.spec import TournamentSpec, create
 from yard.cli.options import (
     BOT_OPTION,
     EngineCommand,
+    admin_token_options,
     cluster_option,
     db_option,
     engine_option,
@@ -114,7 +116,7 @@ def tournament() -> None:
 @click.option("--bot-option", "bot_options", multiple=True, type=BOT_OPTION,
               metavar="BOT:KEY=VALUE", help="Option for one bot, e.g. mcts:iterations=500.")
 @click.option("--server", "server_url", help="Use a running server (custom bots allowed).")
-@click.option("--admin-token", help="Admin token of that server.")
+@admin_token_options
 @json_option("Print one JSON object at the end.")
 @cluster_options
 @log_option
@@ -123,7 +125,7 @@ def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int
         sprt_text: str | None, concurrency: int | None, move_time: float, bank_time: float,
         seed: int | None, pairing: str, self_play: bool, n_detectives: int | None,
         on_timeout: str, max_illegal: int, connect_timeout: float, bot_options: tuple[BotSpec, ...],
-        server_url: str | None, admin_token: str | None,
+        server_url: str | None, admin_token: str | None, admin_token_file: str | None,
         as_json: bool, cluster_text: str | None, lease_time: float,
         child_log: Path | None, db_url: str) -> None:
     """Schedule and play a tournament, then print the leaderboard and win-rate matrix
@@ -141,6 +143,8 @@ def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int
         max_illegal=max_illegal, connect_timeout=connect_timeout,
         bot_options=options, engines={name: e.to_dict() for name, e in used.items()})
     spec.validate()
+    if server_url is not None:
+        admin_token = client_admin_token(server_url, admin_token, admin_token_file)
     infos = None
     if server_url is None:
         infos = asyncio.run(bot_infos(spec))
@@ -163,16 +167,19 @@ def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int
 @click.argument("tournament_id")
 @click.option("--concurrency", type=click.IntRange(min=1), help=CONCURRENCY_HELP)
 @click.option("--server", "server_url", help="Use a running server.")
-@click.option("--admin-token", help="Admin token of that server.")
+@admin_token_options
 @json_option("Print one JSON object at the end.")
 @cluster_options
 @log_option
 @db_option
 def resume(tournament_id: str, concurrency: int | None, server_url: str | None,
-           admin_token: str | None, as_json: bool, cluster_text: str | None,
-           lease_time: float, child_log: Path | None, db_url: str) -> None:
+           admin_token: str | None, admin_token_file: str | None, as_json: bool,
+           cluster_text: str | None, lease_time: float, child_log: Path | None,
+           db_url: str) -> None:
     """Play only the games of TOURNAMENT_ID that are not stored yet."""
     cluster = _cluster(cluster_text, server_url, db_url)
+    if server_url is not None:
+        admin_token = client_admin_token(server_url, admin_token, admin_token_file)
     db = Database.connect(db_url, create=False)
     if cluster is not None:
         db.get_tournament(tournament_id)  # an unknown id fails before Ray starts
@@ -265,7 +272,7 @@ def _play_cluster(db: Database, db_url: str, tournament_id: str, cluster: Cluste
         return
     console.print(f"{done.workers} workers ({done.cpus_per_game} CPU a game); "
                   f"{done.lost} lost and replaced", highlight=False)
-    report.render(Console())
+    report.render()
     if done.progress.sprt is not None:
         Console().print(done.progress.sprt.summary(), highlight=False, soft_wrap=True)
         if done.progress.sprt.decision.final:
@@ -324,7 +331,7 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
             payload["sprt"] = progress.sprt.to_dict()
         click.echo(json.dumps(payload, indent=2))
         return
-    report.render(Console())
+    report.render()
     if server_url is None:
         # The run's own server (and its web pages) stopped with it.
         console.print(f"browse it: yard web --db {db_url} (page #/tournaments/{tournament_id})",

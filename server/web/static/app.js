@@ -172,15 +172,32 @@ function sprtBlock(sprt) {
     h("table", { id: "sprt" }, h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v)))))];
 }
 
+function dealsLine(deals) {
+  // How the games were dealt: a secret key (published when the tournament is finished) or
+  // a public seed (a research run: every deal can be computed in advance).
+  if (!deals) return null;
+  if (deals.kind === "seeded") {
+    return h("p", { id: "deals", "data-kind": "seeded" },
+      `Deals: seed ${deals.seed} (reproducible, predictable: anyone who knows the seed can ` +
+      "compute every deal in advance)");
+  }
+  return h("p", { id: "deals", "data-kind": "secret" }, "Deals: secret deals",
+    deals.secret ? ` · key ${deals.secret} (published now that the tournament is finished)`
+      : " (the key is published when the tournament is finished)");
+}
+
 async function showTournament(id) {
   const head = h("div");
   const ratings = h("div");
   const games = h("div");
-  mount(main, head, ratings, h("h2", {}, "Games"), games);
+  mount(main, head, ratings, h("h2", {}, "Games"),
+    h("p", { class: "note" }, "A game is listed and rated once its paired game (the same " +
+      "deal with the roles swapped) is over too."), games);
   const load = async () => {
     const t = await api(`/api/tournaments/${encodeURIComponent(id)}`);
     mount(head, h("h1", {}, "Tournament ", t.tournament_id, " ", statusBadge(t.status)),
       h("p", {}, `${t.rules} · ${t.format || ""} · ${t.pairs ?? "?"} pairs · bots: ${t.bots.join(", ")}`),
+      dealsLine(t.deals),
       h("p", { id: "progress" }, "Progress: ", progress(t)),
       sprtBlock(t.sprt),
       h("p", {}, link("live games", "#/live"), " · ", link("leaderboard page", `#/${query({ tournament: id })}`)));

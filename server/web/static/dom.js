@@ -53,6 +53,7 @@ export async function api(path, params) {
     const message = data && data.error ? data.error.message : response.statusText;
     const err = new Error(message);
     err.status = response.status;
+    err.code = data && data.error ? data.error.code : null;
     throw err;
   }
   return data;

@@ -331,6 +331,11 @@ async function waitForReplay(main, id, tries) {
       location.hash = `#/games/${encodeURIComponent(id)}?move=end&view=all`;
       return;
     } catch (err) {
+      if (err.code === "withheld") {
+        // Its paired game (same deal) is still being played: nothing to show yet.
+        mount(main, h("h1", {}, "Game ", id), h("p", { class: "note", id: "withheld" }, err.message));
+        return;
+      }
       if (err.status !== 404) break;
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
