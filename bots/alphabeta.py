@@ -23,9 +23,11 @@ from __future__ import annotations
 import math
 import time as clock
 from collections.abc import Sequence
+from typing import Annotated
 
 from bots.base import Bot
 from bots.eval import Weights, evaluate, filter_mrx_moves, terminal_score
+from bots.options import Range
 from bots.registry import BotOptionError
 from game import Move, MrXView, State, View, state_from_view
 
@@ -43,7 +45,15 @@ class AlphaBetaBot(Bot):
     name = "alphabeta"
 
     def __init__(self, seed: int | None = None, *, time: float = 1.0, depth: int = 0,
-                 samples: int = 4, width: int = 12, filter: bool = True) -> None:
+                 samples: Annotated[int, Range(ge=1)] = 4, width: int = 12,
+                 filter: bool = True) -> None:
+        """Args:
+            time: seconds per move (anytime)
+            depth: fixed plies, no clock (0: deepen until time is up)
+            samples: determinizations per detective decision
+            width: Mister X moves tried at inner nodes (0: all)
+            filter: only sensible secret and double moves
+        """
         super().__init__(seed)
         if time <= 0 and depth <= 0:
             raise BotOptionError("bot 'alphabeta': give time > 0 or depth > 0")

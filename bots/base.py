@@ -8,8 +8,11 @@ returns one of them. A random bot is five lines::
         def choose(self, view, legal):
             return self.rng.choice(legal)
 
-Options are keyword arguments of ``__init__`` with typed defaults; the registry turns
-``key=value`` strings from the command line into those types.
+Options are keyword arguments of ``__init__`` with typed defaults (help in an ``Args:``
+docstring section; see :mod:`bots.options`); the registry turns ``key=value`` strings from
+the command line into those types. ``seed`` is not an option an author declares:
+:meth:`Bot.create` seeds ``self.rng`` whether or not ``__init__`` takes it, and every bot
+has ``self.rng`` even if its ``__init__`` never calls ``super().__init__()``.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar, Self
 
+from bots.options import takes_seed
 from game import Move, Outcome, Ruleset, View
 from game.errors import YardError
 
@@ -53,10 +57,35 @@ class Bot(ABC):
     #: Not inherited: only the class that sets it is fast (a subclass of a fast bot that
     #: adds a search runs in the thread unless it sets ``fast = True`` itself).
     fast: ClassVar[bool] = False
+    #: The seed this bot was created with (``None``: unseeded).
+    seed: int | None
+    #: The bot's random generator: seeded from :attr:`seed`, then reseeded for each game
+    #: by :meth:`begin`.
+    rng: random.Random
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        """Every bot has :attr:`seed` and :attr:`rng` before its ``__init__`` runs, so an
+        ``__init__`` that only takes options need not call ``super().__init__()``."""
+        bot = super().__new__(cls)
+        bot.seed = None
+        bot.rng = random.Random()
+        return bot
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
+
+    @classmethod
+    def create(cls, seed: int | None = None, **options: Any) -> Self:
+        """A bot with ``options`` (keyword arguments of ``__init__``) and ``self.rng``
+        seeded from ``seed``, whether or not its ``__init__`` takes ``seed`` (the registry
+        creates every bot this way): authors declare options only."""
+        if takes_seed(cls):
+            return cls(seed=seed, **options)
+        bot = cls(**options)
+        bot.seed = seed
+        bot.rng = random.Random(seed)
+        return bot
 
     def begin(self, rules: Ruleset, seats: Sequence[int], seed: int | None = None) -> None:
         """Start a game: reseed ``self.rng`` (if ``seed`` is given), then :meth:`new_game`.
@@ -75,7 +104,12 @@ class Bot(ABC):
 
     @abstractmethod
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
-        """Pick one of ``legal`` for the seat ``view.to_move``."""
+        """Pick one of ``legal`` for the seat ``view.to_move``.
+
+        Over the network (:mod:`bots.client`) raising forfeits the game at once
+        (``bot_error``, the exception's first line as the reason), and so does returning
+        anything but a legal move or its text (``illegal_move``); see :mod:`bots.sdk`.
+        """
 
     def report(self, *, playouts: int | None = None, nodes: int | None = None,
                depth: int | None = None) -> None:

@@ -7,7 +7,13 @@ side (Mister X, or the detective seats it holds) gets its own bot instance from
 ``factory``, seeded from ``game_start.seed``; ``choose`` runs in a worker thread so slow
 bots never stall the connection (bots marked :attr:`~bots.base.Bot.fast` are called on
 the event loop instead, saving the thread hop); the effort the bot reports goes with its
-move. Frames the client ignores (``update``, ``move_ok``...) are not validated, and
+move. A bot that fails says so at once instead of letting its clock run out: an exception
+in ``choose`` (or in starting a game) is sent as ``bot_error`` (the game ends ``bot_error``,
+its reason the exception's type and first line, directories cut from any path), and a
+``choose`` that returns no legal move (``None``, a move not in ``legal``, anything but a
+:class:`~game.Move` or a legal move's text) as ``bot_error`` with reason ``illegal_move``
+(the game ends ``illegal_move``; nothing is retried: the same view gives the same
+answer). Frames the client ignores (``update``, ``move_ok``...) are not validated, and
 ``your_turn`` is read without the generic validator. Whole text frames come straight from
 the socket's callback and moves go straight to the transport (:mod:`bots.fastws`;
 websockets handles pings, closes and anything unusual); no task per message. A dropped
@@ -24,6 +30,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import signal
 import sys
 from collections.abc import Callable, Coroutine, Sequence
@@ -42,8 +49,11 @@ from game import Move, Outcome, Ruleset, View, parse_seat
 from game.errors import YardError
 from game.views import rules_from_definition, view_from_dict
 from protocol import (
+    BOT_ERROR_TEXT,
     MESSAGE_TYPES,
     PROTOCOL_VERSION,
+    BotErrorMsg,
+    BotErrorReason,
     Clock,
     Effort,
     Error,
@@ -65,8 +75,8 @@ from protocol.tokens import TokenFileError, read_token_file, write_token_file
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BotClient", "ClientError", "account_token", "make_bot", "run_client",
-           "run_on_loop"]
+__all__ = ["BotClient", "ClientError", "account_token", "describe_error", "make_bot",
+           "one_line", "run_client", "run_on_loop"]
 
 GOING_AWAY = 1001
 """Close code the server uses when it shuts down: the client stops instead of resuming."""
@@ -309,13 +319,19 @@ class BotClient:
         game = self._games.setdefault(msg.game, _Game(rules))
         side = _side(msg.seats[0])
         if side not in game.bots:
-            bot = self.factory()
             try:
+                bot = self.factory()
                 bot.begin(rules, [parse_seat(s) for s in msg.seats], msg.seed)
-            except YardError as exc:
-                # One game this bot cannot play (wrong role, no weights for the ruleset)
-                # must not take down the process and its other games; the seat times out.
-                log.error("%s: cannot play game %s: %s", self.name, msg.game, exc)
+            except Exception as exc:
+                # One game this bot cannot play (wrong role, no weights for the ruleset, a
+                # failing new_game) must not take down the process and its other games;
+                # it gives that game up at once (bot_error) instead of timing out.
+                if isinstance(exc, YardError):
+                    log.error("%s: cannot play game %s: %s", self.name, msg.game, exc)
+                else:
+                    log.exception("%s: cannot play game %s", self.name, msg.game)
+                self._give_up(msg.game, None, msg.seats[0], BotErrorReason.ERROR,
+                              f"starting the game raised {describe_error(exc)}")
                 return
             game.bots[side] = bot
 
@@ -331,24 +347,62 @@ class BotClient:
             task.add_done_callback(self._tasks.discard)
             return
         # A fast bot answers on the loop: no task, no thread.
+        inputs = self._inputs(msg, game, bot)
+        if inputs is None:
+            return
         try:
-            move = bot.choose(*_inputs(msg, game, bot))
-        except Exception:
-            log.exception("%s: bot failed in game %s turn %d", self.name, msg.game, msg.turn)
+            move = bot.choose(*inputs)
+        except Exception as exc:
+            self._choose_failed(msg, exc)
             return
         self._reply(msg, bot, move)
 
     async def _play(self, msg: YourTurn, game: _Game, bot: Bot) -> None:
+        inputs = self._inputs(msg, game, bot)
+        if inputs is None:
+            return
         try:
-            move = await asyncio.to_thread(bot.choose, *_inputs(msg, game, bot))
-        except Exception:
-            log.exception("%s: bot failed in game %s turn %d", self.name, msg.game, msg.turn)
+            move = await asyncio.to_thread(bot.choose, *inputs)
+        except Exception as exc:
+            self._choose_failed(msg, exc)
             return
         self._reply(msg, bot, move)
 
-    def _reply(self, msg: YourTurn, bot: Bot, move: Move) -> None:
-        self._send(MoveMsg(msg.game, msg.turn, str(move), msg.seat,
+    def _inputs(self, msg: YourTurn, game: _Game, bot: Bot
+                ) -> tuple[View, Sequence[Move]] | None:
+        """What ``choose`` gets for ``msg``, or ``None`` (the game given up) if the turn
+        cannot be read."""
+        try:
+            return _inputs(msg, game, bot)
+        except Exception as exc:
+            self._choose_failed(msg, exc, "reading the turn raised")
+            return None
+
+    def _choose_failed(self, msg: YourTurn, exc: Exception, what: str = "choose raised"
+                       ) -> None:
+        """``choose`` raised: logged in full here, its first line to the server at once."""
+        log.error("%s: %s in game %s turn %d", self.name, what, msg.game, msg.turn,
+                  exc_info=exc)
+        self._give_up(msg.game, msg.turn, msg.seat, BotErrorReason.ERROR,
+                      f"{what} {describe_error(exc)}")
+
+    def _reply(self, msg: YourTurn, bot: Bot, move: object) -> None:
+        # A Move or the text of one (plain strings that are legal moves are accepted);
+        # anything else is reported as what it is, never sent for the server to refuse.
+        text = _text_of(move)
+        if text is None or text not in msg.legal:
+            bot.take_effort()
+            self._give_up(msg.game, msg.turn, msg.seat, BotErrorReason.ILLEGAL_MOVE,
+                          f"choose returned {_returned(move, text)}")
+            return
+        self._send(MoveMsg(msg.game, msg.turn, text, msg.seat,
                            self._effort(bot.take_effort())))
+
+    def _give_up(self, game: str, turn: int | None, seat: str, reason: BotErrorReason,
+                 text: str) -> None:
+        """Tell the server this bot gives ``game`` up (``bot_error``): it forfeits at once."""
+        log.warning("%s: gave up game %s: %s", self.name, game, text)
+        self._send(BotErrorMsg(game, one_line(text), turn, seat, reason))
 
     def _effort(self, reported: dict[str, int] | None) -> Effort | None:
         if not reported:
@@ -489,3 +543,63 @@ def _inputs(msg: YourTurn, game: _Game, bot: Bot) -> tuple[View, Sequence[Move]]
     legal = [_move(t) for t in msg.legal]
     bot.take_effort()
     return view, legal
+
+
+def _text_of(move: object) -> str | None:
+    """The move text of what ``choose`` returned: a :class:`~game.Move`'s text, a string
+    as it is, else ``None``."""
+    if isinstance(move, str):
+        return move
+    if isinstance(move, Move):
+        try:
+            return str(move)
+        except Exception:  # a Move built with values that are no ticket
+            return None
+    return None
+
+
+def _returned(move: object, text: str | None) -> str:
+    """What ``choose`` returned, for the ``illegal_move`` reason."""
+    if move is None:
+        return "None instead of a move"
+    if isinstance(move, str):
+        return f"an illegal move {move!r:.60} (not one of the legal moves' texts)"
+    if text is not None:
+        return f"an illegal move {text} (not one of the legal moves)"
+    return f"a {type(move).__name__} instead of a move: {_safe_repr(move)}"
+
+
+def _safe_repr(value: object) -> str:
+    try:
+        return repr(value)[:60]
+    except Exception:
+        return "(no repr)"
+
+
+_PATH = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?(?:[\\/][^\s\\/'\"]+)+[\\/]")
+"""The directories of an absolute path (``/home/me/bot/`` of ``/home/me/bot/w.pt``)."""
+
+
+def describe_error(exc: BaseException) -> str:
+    """``Type: first line of the message`` of ``exc``, for a ``bot_error`` the opponent may
+    read in the replay: never the traceback, and directories cut from absolute paths
+    (``FileNotFoundError: [Errno 2] No such file or directory: '…/w.pt'``).
+
+    >>> describe_error(ValueError("no route\\nfrom 4"))
+    'ValueError: no route'
+    """
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    described = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return _PATH.sub("…/", described)
+
+
+def one_line(text: str, limit: int = BOT_ERROR_TEXT) -> str:
+    """``text`` as a ``bot_error`` message: its first line, unprintable characters as
+    ``?``, at most ``limit`` characters (cut ones end in ``…``)."""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    line = "".join(c if c.isprintable() else "?" for c in line)
+    return line if len(line) <= limit else line[:limit - 1] + "…"

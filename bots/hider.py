@@ -57,14 +57,16 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import ClassVar
+from typing import Annotated, ClassVar, Literal, get_args
 
 from bots.base import Bot
+from bots.options import Range
 from bots.registry import BotOptionError
 from game import Board, Move, MrXView, Ruleset, View
 from game.belief import after_mrx_move
 
-MODELS = ("chase", "mass", "random")
+Model = Literal["chase", "mass", "random"]
+MODELS: tuple[str, ...] = get_args(Model)
 MAX_DEPTH = 6
 
 
@@ -104,10 +106,26 @@ class HiderBot(Bot):
     roles: ClassVar[frozenset[str]] = frozenset({"mrx"})
     rulesets: ClassVar[frozenset[str] | None] = frozenset({"grid5"})
 
-    def __init__(self, seed: int | None = None, *, depth: int = 3, model: str = "chase",
-                 epsilon: float = 0.05, prune: float = 0.002, w_dist: float = 0.8,
+    def __init__(self, seed: int | None = None, *,
+                 depth: Annotated[int, Range(ge=1, le=MAX_DEPTH)] = 3,
+                 model: Model = "chase",
+                 epsilon: Annotated[float, Range(ge=0, le=1)] = 0.05,
+                 prune: Annotated[float, Range(ge=0, lt=1)] = 0.002, w_dist: float = 0.8,
                  w_belief: float = 0.5, w_escape: float = 0.3, w_area: float = 0.3,
-                 scale: float = 2.0, blend: float = 0.0) -> None:
+                 scale: Annotated[float, Range(gt=0)] = 2.0,
+                 blend: Annotated[float, Range(ge=0)] = 0.0) -> None:
+        """Args:
+            depth: rounds searched
+            model: the detectives' model (see bots/hider.py)
+            epsilon: random detective moves in chase/mass
+            prune: branches less likely are only estimated
+            w_dist: estimate: per step to the nearest detective
+            w_belief: estimate: per bit of the possible set
+            w_escape: estimate: per move out of detectives' reach
+            w_area: estimate: per station he reaches first
+            scale: estimate: 1 - 0.9 exp(-score / scale)
+            blend: weight of survival vs random detectives
+        """
         super().__init__(seed)
         if model not in MODELS:
             raise BotOptionError(f"bot 'hider': model={model!r} is not one of "

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from bots.base import Bot
+from bots.options import BotOptionError as BotOptionError
+from bots.options import declared_options
 from bots.spec import BotSpec, BotSpecError, parse_spec
 from game.errors import YardError
 
@@ -35,8 +37,8 @@ class UnknownBotError(YardError):
     """A bot name is not registered."""
 
 
-class BotOptionError(YardError):
-    """A bot option is unknown or has a value of the wrong type."""
+class BotStartError(YardError):
+    """A bot that is not built in raised while it was created (in its ``__init__``)."""
 
 
 #: name -> "module:Class". Add a line here to register a new built-in bot.
@@ -175,38 +177,39 @@ def bot_from_spec(spec: str | BotSpec, seed: int | None = None,
 def make_bot(name: str, seed: int | None = None,
              options: Mapping[str, Any] | None = None) -> Bot:
     """Instantiate bot ``name`` (a built-in or entry-point name, or ``module:Class``) with
-    ``seed`` and options (strings are converted)."""
+    ``seed`` and options (strings are converted; see :func:`convert_options`). The seed
+    reaches ``self.rng`` whether or not the class's ``__init__`` takes ``seed``
+    (:meth:`Bot.create`). A bot that is not built in and raises in ``__init__`` raises
+    :class:`BotStartError` with its exception on one line."""
     cls = bot_class(name)
     kwargs = convert_options(cls, options or {})
-    return cls(seed=seed, **kwargs)
+    try:
+        return cls.create(seed, **kwargs)
+    except YardError:
+        raise
+    except Exception as exc:
+        if name in BUILTIN_BOTS:
+            raise  # a bug in yard: the traceback helps
+        raise BotStartError(f"bot {name!r} failed to start: {cls.__name__}.__init__ raised "
+                            f"{type(exc).__name__}: {exc}") from exc
 
 
 def convert_options(cls: type[Bot], options: Mapping[str, Any]) -> dict[str, Any]:
-    """Check option names against ``cls.__init__`` and convert string values."""
-    kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    params = {p.name: p for p in inspect.signature(cls.__init__).parameters.values()
-              if p.name not in ("self", "seed") and p.kind in kinds}
+    """Check ``options`` against what ``cls`` declares: names known (an unknown one is
+    refused naming the known ones), required ones given, string values converted to the
+    declared types and checked against declared choices and ranges."""
+    declared = {o.name: o for o in declared_options(cls)}
+    bot = cls.name if cls.name != Bot.name else cls.__name__  # a class without a name
     out: dict[str, Any] = {}
     for key, value in options.items():
-        param = params.get(key)
-        if param is None:
-            known = ", ".join(sorted(params)) or "none"
-            raise BotOptionError(f"bot {cls.name!r} has no option {key!r} (options: {known})")
-        out[key] = _convert(cls.name, key, value, param.default)
+        option = declared.get(key)
+        if option is None:
+            known = ", ".join(sorted(declared)) or "none"
+            raise BotOptionError(f"bot {bot!r} has no option {key!r} (options: {known})")
+        out[key] = option.convert(bot, value)
+    missing = [o.name for o in declared.values() if o.required and o.name not in out]
+    if missing:
+        raise BotOptionError(f"bot {bot!r} needs option"
+                             f"{'s' if len(missing) > 1 else ''} "
+                             f"{', '.join(f'{m}=VALUE' for m in missing)}")
     return out
-
-
-def _convert(bot: str, key: str, value: Any, default: Any) -> Any:
-    if not isinstance(value, str) or isinstance(default, str) or default is None:
-        return value
-    try:
-        if isinstance(default, bool):
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(value)
-        return type(default)(value)
-    except ValueError:
-        raise BotOptionError(f"bot {bot!r}: option {key}={value!r} is not a valid "
-                             f"{type(default).__name__}") from None

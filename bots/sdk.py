@@ -14,7 +14,17 @@ call :func:`run`. Your bot then plays on any yard server exactly like the built-
 
 ``view`` is the seat's :class:`game.View` (``view.seat``, ``view.detectives``,
 ``view.possible``, ``view.log``, ``view.rules.board``; Mister X's view adds ``view.mrx``);
-``legal`` lists the legal :class:`game.Move` values; return one of them.
+``legal`` lists the legal :class:`game.Move` values; return one of them (or its text,
+``"taxi:4"``, exactly as :meth:`Move.__str__ <game.Move.__str__>` writes it).
+
+A failing ``choose`` costs the game at once, never a silent wait for the clock: if it
+raises, the game ends ``bot_error`` and the server stores ``choose raised TYPE: first line
+of the message`` as the reason (``yard replay`` shows it, to the opponent too; the
+traceback goes only to this process's log, and directories are cut from absolute paths).
+If it returns anything but a legal move (``None``, a move or text not in ``legal``), the
+game ends ``illegal_move`` with what it returned as the reason; it is not retried, since
+the same view gives the same answer. An exception while starting a game (``new_game``)
+gives that game up the same way. See ``docs/protocol.md`` (``bot_error``).
 """
 
 from __future__ import annotations
@@ -25,9 +35,10 @@ from collections.abc import Callable, Sequence
 
 from bots.base import Bot
 from bots.client import LOOPS, BotClient, account_token, run_client, run_on_loop
+from bots.options import Range
 from game import MRX, Move, Ruleset, View
 
-__all__ = ["MRX", "Bot", "Move", "Ruleset", "View", "run"]
+__all__ = ["MRX", "Bot", "Move", "Range", "Ruleset", "View", "run"]
 
 
 def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None) -> int:

@@ -1,7 +1,9 @@
 """Stored games as self-contained records (docs/records.md) and record files read back.
 
 :func:`record_lines` gives the JSON line of every selected stored game, with its tournament
-and schedule entry; :func:`game_from_file` finds one game in a records file; a file that
+and schedule entry, :func:`tournament_lines` the line of every selected tournament (its
+whole schedule and runner state) and :func:`export_lines` both, as ``yard export --what
+records`` writes them; :func:`game_from_file` finds one game in a records file; a file that
 cannot be read is a :class:`~db.errors.RecordError`.
 """
 
@@ -10,12 +12,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any, TextIO
 
 from db.errors import GameNotFoundError, RecordError, TournamentError
-from db.portable import PortableGame, from_portable, to_line
+from db.portable import PortableGame, from_portable, to_line, tournament_line
 from db.records import GameRecord
 from db.store import Database
+from db.store.tournaments import RUNNER_KEY
 
 
 def stored_game(store: Database, game_id: str) -> PortableGame:
@@ -47,6 +51,34 @@ def record_lines(store: Database, ruleset: str | None = None,
     for row in store.results(ruleset, tournament_id):
         record = store.load_game(row.game_id)
         yield to_line(record, *_context(store, record, cache))
+
+
+def tournament_lines(store: Database, ruleset: str | None = None,
+                     tournament_id: str | None = None) -> Iterator[str]:
+    """The tournament line of every selected tournament (``tournament_id``, else those of
+    ``ruleset``, else all), oldest first: its whole schedule and runner state
+    (:func:`db.portable.tournament_to_portable`)."""
+    if tournament_id is not None:
+        infos = [store.get_tournament(tournament_id)]
+    else:
+        infos = [info for info in reversed(store.list_tournaments())
+                 if ruleset is None or info.spec.get("rules") == ruleset]
+    for info in infos:
+        tid = info.tournament_id
+        unplayed = {entry.schedule_id for entry in store.pending(tid)}
+        state = {k: v for k, v in info.state.items() if k != RUNNER_KEY}  # runtime only
+        yield tournament_line(replace(info, state=state), store.scheduled(tid), unplayed)
+
+
+def export_lines(store: Database, ruleset: str | None = None,
+                 tournament_id: str | None = None) -> Iterator[tuple[str, str]]:
+    """What ``yard export --what records`` writes, as ``(kind, line)``: every selected
+    game (``"game"``, oldest first), then every selected tournament (``"tournament"``:
+    :func:`tournament_lines`, written after the games so that it tells their state)."""
+    for line in record_lines(store, ruleset, tournament_id):
+        yield "game", line
+    for line in tournament_lines(store, ruleset, tournament_id):
+        yield "tournament", line
 
 
 def _open(file: str) -> TextIO:

@@ -10,6 +10,10 @@ Reading a record (:func:`from_portable`) checks it completely: the ruleset and b
 every move replayed by the engine, Mister X's path and the result
 (:func:`db.replay.check_record`).
 
+An export also holds one *tournament line* per tournament (:func:`tournament_to_portable`,
+read by :func:`tournament_from_portable`): its whole schedule and runner state, so an
+import restores the games still to play and an SPRT's recorded decision.
+
 The database stores this record too (:func:`to_stored`, read back by :func:`from_stored`):
 without ``first_turn``, ``moves``, ``tournament`` and ``schedule``, which its tables hold
 (``turns``, ``games.tournament_id``, ``games.schedule_id``), and with ``transcripts`` when a
@@ -36,7 +40,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -58,6 +62,8 @@ from protocol.messages import EFFORT_KEYS, EFFORT_LIMIT
 
 RECORD_FORMAT = "yard-game-record"
 RECORD_VERSION = 1
+TOURNAMENT_FORMAT = "yard-tournament"
+TOURNAMENT_VERSION = 1
 TIME_DIGITS = 4
 """Times are stored rounded to 0.1 ms."""
 
@@ -83,6 +89,17 @@ class PortableGame:
     entry: ScheduledGame | None = None
 
 
+@dataclass
+class PortableTournament:
+    """A tournament read from a tournament line of an export: ``info`` (id, spec, creation
+    time and runner ``state``; its counts are 0) and its whole ``schedule``, played and
+    unplayed entries (``seed`` ``None`` where the export withheld it; ``schedule_id``
+    ``None``)."""
+
+    info: TournamentInfo
+    schedule: list[ScheduledGame]
+
+
 # ---------------------------------------------------------------- writing
 
 
@@ -101,13 +118,43 @@ def to_portable(record: GameRecord, tournament: TournamentInfo | None = None,
         "tournament": None if tournament is None else {
             "id": tournament.tournament_id, "created_at": tournament.created_at.isoformat(),
             "spec": _exported_spec(tournament)},
-        "schedule": None if entry is None else {
-            "index": entry.index, "pair_index": entry.pair_index, "pair_key": entry.pair_key,
-            "mrx": entry.mrx, "detectives": entry.detectives, "seed": entry.seed},
+        "schedule": None if entry is None else _entry_dict(entry, entry.seed),
     }
     if record.log is not None:  # the server's match log: every message can be rebuilt
         data["log"] = record.log.to_dict()
     return data
+
+
+def tournament_to_portable(tournament: TournamentInfo, entries: Sequence[ScheduledGame],
+                           unplayed: Collection[int | None]) -> dict[str, Any]:
+    """The tournament line of an export (JSON-ready): the tournament (id, creation time,
+    spec as :func:`to_portable` carries it, the runner's ``state``: an SPRT's recorded
+    test and whether it is finished) and its whole schedule, so an import restores the
+    games still to play. ``unplayed``: the schedule ids of the entries without a stored
+    game. A tournament with secret deals that is not finished withholds their seeds (as it
+    withholds the key): they would tell its future deals."""
+    spec = tournament.spec
+    secret_deals = spec.get("secret") is not None or ("seed" in spec and spec["seed"] is None)
+    withhold = secret_deals and not tournament.finished
+    return {
+        "format": TOURNAMENT_FORMAT, "version": TOURNAMENT_VERSION,
+        "id": tournament.tournament_id, "created_at": tournament.created_at.isoformat(),
+        "spec": _exported_spec(tournament), "state": tournament.state,
+        "schedule": [_entry_dict(e, None if withhold and e.schedule_id in unplayed
+                                 else e.seed) for e in entries],
+    }
+
+
+def tournament_line(tournament: TournamentInfo, entries: Sequence[ScheduledGame],
+                    unplayed: Collection[int | None]) -> str:
+    """:func:`tournament_to_portable` as one line of JSON Lines (no newline at the end)."""
+    return json.dumps(tournament_to_portable(tournament, entries, unplayed),
+                      separators=(",", ":"))
+
+
+def _entry_dict(entry: ScheduledGame, seed: int | None) -> dict[str, Any]:
+    return {"index": entry.index, "pair_index": entry.pair_index, "pair_key": entry.pair_key,
+            "mrx": entry.mrx, "detectives": entry.detectives, "seed": seed}
 
 
 def _exported_spec(tournament: TournamentInfo) -> dict[str, Any]:
@@ -405,20 +452,57 @@ def _tournament(data: dict[str, Any]) -> tuple[TournamentInfo | None, ScheduledG
         return info, None
     if not isinstance(entry_raw, dict):
         raise RecordError("schedule must be an object or null")
+    return info, _entry(entry_raw, "schedule")
+
+
+def _entry(raw: Any, where: str) -> ScheduledGame:
+    """A schedule entry ``{"index", "pair_index", "pair_key", "mrx", "detectives",
+    "seed"}``."""
+    if not isinstance(raw, dict):
+        raise RecordError(f"{where} must be an object")
     ints = {}
     for key in ("index", "pair_index"):
-        value = entry_raw.get(key)
+        value = raw.get(key)
         if not isinstance(value, int) or isinstance(value, bool):
-            raise RecordError(f"schedule.{key} must be an integer")
+            raise RecordError(f"{where}.{key} must be an integer")
         ints[key] = value
-    entry = ScheduledGame(ints["index"], ints["pair_index"],
-                          _str(entry_raw, "mrx", 400, "schedule"),
-                          _str(entry_raw, "detectives", 400, "schedule"),
-                          _opt_int(entry_raw, "seed", "schedule"),
-                          pair_key=_str(entry_raw, "pair_key", 400, "schedule"))
+    entry = ScheduledGame(ints["index"], ints["pair_index"], _str(raw, "mrx", 400, where),
+                          _str(raw, "detectives", 400, where), _opt_int(raw, "seed", where),
+                          pair_key=_str(raw, "pair_key", 400, where))
     if not entry.mrx or not entry.detectives:
-        raise RecordError("schedule.mrx and schedule.detectives must not be empty")
-    return info, entry
+        raise RecordError(f"{where}.mrx and {where}.detectives must not be empty")
+    return entry
+
+
+def tournament_from_portable(data: Any) -> PortableTournament:
+    """Read and check one tournament line (the parsed JSON object; see
+    :func:`tournament_to_portable`). Raises :class:`RecordError` saying what is wrong."""
+    if not isinstance(data, dict) or data.get("format") != TOURNAMENT_FORMAT:
+        raise RecordError(f"not a yard tournament line (format "
+                          f"{data.get('format') if isinstance(data, dict) else None!r:.40})")
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise RecordError(f"tournament line version {version!r:.40} is not a positive "
+                          f"integer")
+    if version > TOURNAMENT_VERSION:
+        raise RecordError(f"tournament line version {version} is newer than this yard "
+                          f"reads ({TOURNAMENT_VERSION}); upgrade yard")
+    tid = _str(data, "id", MAX_GAME_ID)
+    if not tid:
+        raise RecordError("tournament id must not be empty")
+    try:
+        spec = _dict(data, "spec")
+        state = data.get("state") or {}
+        if not isinstance(state, dict):
+            raise RecordError("state must be an object")
+        entries = [_entry(raw, f"schedule[{i}]")
+                   for i, raw in enumerate(_list(data, "schedule"))]
+        if len({e.index for e in entries}) != len(entries):
+            raise RecordError("schedule names an index twice")
+        info = TournamentInfo(tid, spec, _time(data, "created_at"), state=state)
+    except RecordError as exc:
+        raise RecordError(f"tournament {tid}: {exc}") from None
+    return PortableTournament(info, entries)
 
 
 def from_stored(data: Any, turns: list[TurnRecord], *, ruleset: str, moves: int,
@@ -546,9 +630,11 @@ def _time(data: dict[str, Any], key: str, where: str = "") -> datetime:
 # ---------------------------------------------------------------- JSON Lines
 
 
-def read_lines(lines: Iterable[str]) -> Iterator[tuple[int, PortableGame | RecordError]]:
-    """Each non-blank line of a JSON Lines text with its 1-based number: the game read
-    from it, or the :class:`RecordError` that says why it cannot be read."""
+def read_lines(lines: Iterable[str]
+               ) -> Iterator[tuple[int, PortableGame | PortableTournament | RecordError]]:
+    """Each non-blank line of a JSON Lines text with its 1-based number: the game (or the
+    tournament of a tournament line) read from it, or the :class:`RecordError` that says
+    why it cannot be read."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -561,10 +647,15 @@ def read_lines(lines: Iterable[str]) -> Iterator[tuple[int, PortableGame | Recor
             yield number, RecordError(f"not valid JSON: {exc}")
             continue
         try:
-            yield number, from_portable(data)
+            if isinstance(data, dict) and data.get("format") == TOURNAMENT_FORMAT:
+                yield number, tournament_from_portable(data)
+            else:
+                yield number, from_portable(data)
         except RecordError as exc:
             yield number, exc
 
 
-__all__ = ["EFFORT_KEYS", "EFFORT_LIMIT", "RECORD_FORMAT", "RECORD_VERSION", "PortableGame",
-           "from_portable", "from_stored", "read_lines", "to_line", "to_portable", "to_stored"]
+__all__ = ["EFFORT_KEYS", "EFFORT_LIMIT", "RECORD_FORMAT", "RECORD_VERSION",
+           "TOURNAMENT_FORMAT", "TOURNAMENT_VERSION", "PortableGame", "PortableTournament",
+           "from_portable", "from_stored", "read_lines", "to_line", "to_portable", "to_stored",
+           "tournament_from_portable", "tournament_line", "tournament_to_portable"]

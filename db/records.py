@@ -32,7 +32,7 @@ class TurnRecord:
     """One turn as refereed.
 
     ``move`` is the move's text form (``None`` when the turn ended in a fault without a
-    move). ``fault`` is a fault code such as ``timeout``, ``illegal_move``,
+    move). ``fault`` is a fault code such as ``timeout``, ``illegal_move``, ``bot_error``,
     ``random_move_on_timeout`` or ``disconnected``; ``None`` for a clean move.
     ``time_used`` is the server's measure, from sending ``your_turn`` to receiving the
     accepted ``move``; ``playouts``, ``nodes`` and ``depth`` are the search effort the bot
@@ -66,8 +66,9 @@ class MatchLog:
     the string ``"<dt> <move text as received>"``; every other event is a dict with ``dt``
     and ``kind``: ``move`` (``h``: holder index, ``turn``, ``move``, ``seat`` as sent),
     ``tick`` (a deadline passed: timeout or resume grace), ``detach``/``attach`` (``h``
-    lost / got back its connection), ``forfeit`` (``h``, ``termination``, ``detail``: a
-    protocol violation) and ``abort`` (``detail``). Reported search effort is not logged
+    lost / got back its connection), ``bot_error`` (``h``, ``turn``, ``seat``, ``reason``,
+    ``message`` as sent: the bot gave up), ``forfeit`` (``h``, ``termination``, ``detail``:
+    a protocol violation) and ``abort`` (``detail``). Reported search effort is not logged
     (accepted moves keep it in their :class:`TurnRecord`).
     """
 

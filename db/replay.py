@@ -259,9 +259,26 @@ def _mrx_move(move: Move, before: State, perspective: Perspective) -> str:
 
 def _footer(record: GameRecord, perspective: Perspective) -> list[str]:
     lines = [f"result: {_outcome_text(record.outcome)} after {record.moves} moves"]
+    reason = _forfeit_reason(record, perspective)
+    if reason:
+        lines.append(f"reason: {reason}")
     if perspective is not Perspective.DETECTIVES:
         lines.append("Mister X's path: " + " ".join(map(str, record.mrx_path)))
     return lines
+
+
+def _forfeit_reason(record: GameRecord, perspective: Perspective) -> str:
+    """What the seat that gave up said (``bot_error``, and ``illegal_move`` as the SDK
+    reports it: the last turn's detail), where the perspective may see it."""
+    outcome = record.outcome
+    if outcome.termination not in (Termination.BOT_ERROR, Termination.ILLEGAL_MOVE) or \
+            not record.turns:
+        return ""
+    final = record.turns[-1]
+    if final.fault != outcome.termination.value or not _detail(final, perspective):
+        return ""
+    detail = final.detail or ""
+    return detail.removeprefix(f"{final.fault}: ")
 
 
 def _outcome_text(outcome: Outcome) -> str:

@@ -16,7 +16,12 @@ class Winner(Enum):
 
 class Termination(Enum):
     """Why a game ended. The first four are rule endings from the engine; the rest are
-    forfeits and aborts decided by whoever runs the match (server or arena)."""
+    forfeits and aborts decided by whoever runs the match (server or arena).
+
+    ``illegal_move``: the seat produced no legal move (the server's ``max_illegal`` bad
+    tries, or the bot said so itself); ``bot_error``: the bot reported that its own code
+    failed (an exception in ``choose``). Stored records keep the value, so members are
+    only ever added."""
 
     CAUGHT = "caught"
     SURVIVED = "survived"
@@ -24,6 +29,7 @@ class Termination(Enum):
     DETECTIVES_STUCK = "detectives_stuck"
     TIMEOUT = "timeout"
     ILLEGAL_MOVE = "illegal_move"
+    BOT_ERROR = "bot_error"
     DISCONNECTED = "disconnected"
     PROTOCOL_VIOLATION = "protocol_violation"
     ABORTED = "aborted"

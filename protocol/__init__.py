@@ -6,8 +6,12 @@ See docs/protocol.md for the conversation; :mod:`protocol.messages` for the type
 from protocol.codec import DEFAULT_MAX_SIZE, decode, encode, encode_bytes, from_json, to_json
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.messages import (
+    BOT_ERROR_TEXT,
     MESSAGE_TYPES,
     PROTOCOL_VERSION,
+    BoardMsg,
+    BotErrorMsg,
+    BotErrorReason,
     BotInfo,
     Bots,
     Clock,
@@ -38,7 +42,8 @@ from protocol.messages import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_SIZE", "MESSAGE_TYPES", "PROTOCOL_VERSION", "BotInfo", "Bots", "Clock",
+    "BOT_ERROR_TEXT", "DEFAULT_MAX_SIZE", "MESSAGE_TYPES", "PROTOCOL_VERSION", "BoardMsg",
+    "BotErrorMsg", "BotErrorReason", "BotInfo", "Bots", "Clock",
     "Effort", "Error", "ErrorCode", "GameOver", "GameStart", "Hello", "ListBots", "MatchOver",
     "MatchResult", "MatchStarted", "Message", "MoveMsg", "MoveOk", "OnTimeout", "Ping",
     "Policy", "Pong", "ProtocolError", "Role", "StartMatch", "TimeControl", "Update", "Watch",

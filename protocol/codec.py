@@ -149,9 +149,25 @@ def decode(text: str | bytes, max_size: int = DEFAULT_MAX_SIZE, strict: bool = T
         data = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(ErrorCode.BAD_JSON, f"frame is not valid JSON: {exc}") from None
-    if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("latin-1")):
-        _check_unicode(data, "message")
-    return from_json(data, strict)
+    try:
+        if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("latin-1")):
+            _check_unicode(data, "message")
+        return from_json(data, strict)
+    except ProtocolError as exc:
+        exc.ref = _ref_of(data)
+        raise
+
+
+def _ref_of(data: Any) -> str | None:
+    """What a refused message is about, for its ``error.ref``: its ``game`` when that is
+    a short string, else its ``type`` when that is one."""
+    if not isinstance(data, dict):
+        return None
+    for key in ("game", "type"):
+        value = data.get(key)
+        if isinstance(value, str) and 0 < len(value) <= 64 and value.isprintable():
+            return value
+    return None
 
 
 _MOVE_KEYS = frozenset(("type", "game", "turn", "move", "seat", "effort"))

@@ -51,6 +51,8 @@ class ErrorCode(Enum):
 class ProtocolError(YardError):
     """A frame or message is invalid; ``code`` says how, the message says where."""
 
-    def __init__(self, code: ErrorCode, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str, ref: str | None = None) -> None:
         super().__init__(message)
         self.code = code
+        #: What the refused message was about (its ``game``, else its type), when known.
+        self.ref = ref

@@ -152,6 +152,36 @@ class MoveMsg(Message):
     effort: Effort | None = None
 
 
+class BotErrorReason(Enum):
+    """Why a bot gives up a game (``bot_error.reason``)."""
+
+    #: Its own code failed: an exception in ``choose`` (or in starting the game).
+    ERROR = "error"
+    #: It produced no legal move (``None``, a move not in ``legal``, not a move at all).
+    ILLEGAL_MOVE = "illegal_move"
+
+
+BOT_ERROR_TEXT = 200
+"""Most characters of ``bot_error.message`` (one printable line)."""
+
+
+@dataclass(frozen=True)
+class BotErrorMsg(Message):
+    """The bot gives up ``game`` at once instead of letting its clock run out: its code
+    failed (``reason`` ``error``: the game ends ``bot_error``) or it has no legal move to
+    send (``illegal_move``). ``turn`` (and optionally ``seat``) name the turn it failed
+    on; ``null`` for a failure outside a turn. ``message``: one printable line of at most
+    200 characters, stored with the game as the reason (the Python SDK sends the
+    exception's type and first line, never a traceback)."""
+
+    TYPE: ClassVar[str] = "bot_error"
+    game: str
+    message: str
+    turn: int | None = None
+    seat: str | None = None
+    reason: BotErrorReason = BotErrorReason.ERROR
+
+
 @dataclass(frozen=True)
 class Watch(Message):
     """Spectate ``game``: detective-perspective updates live, the truth at the end."""
@@ -311,6 +341,28 @@ class Watching(Message):
 
 
 @dataclass(frozen=True)
+class BoardMsg(Message):
+    """The board of the games that follow, as data: sent once per connection and board,
+    just before the first ``game_start`` (or ``watching``) on it. Stations are numbered
+    ``1..stations``; ``edges`` maps each transport (``taxi``, ``bus``, ``underground``,
+    ``ferry``) to undirected ``[a, b]`` station pairs; the start stations are where deals
+    draw from; ``positions`` (when the map has them) are drawing coordinates by station
+    (text keys). A grid has ``width`` and ``height``: station ``s`` is at row
+    ``(s - 1) // width``, column ``(s - 1) % width``, both from 0. The same object, without
+    ``type``, ``width`` and ``height``, is a custom map file."""
+
+    TYPE: ClassVar[str] = "board"
+    name: str
+    stations: int
+    edges: dict[str, list[list[int]]]
+    detective_starts: list[int]
+    mrx_starts: list[int]
+    positions: dict[str, list[int]] | None = None
+    width: int | None = None
+    height: int | None = None
+
+
+@dataclass(frozen=True)
 class Bots(Message):
     """Reply to ``list_bots``."""
 
@@ -359,8 +411,8 @@ class MatchOver(MatchOutcome):
 
 MESSAGE_TYPES: dict[str, type[Message]] = {
     cls.TYPE: cls for cls in (
-        Hello, MoveMsg, Watch, ListBots, StartMatch, Ping, Pong, Welcome, GameStart, YourTurn,
-        MoveOk, Error, Update, GameOver, Watching, Bots, MatchStarted, MatchResult,
-        MatchOver)
+        Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Ping, Pong, Welcome,
+        GameStart, YourTurn, MoveOk, Error, Update, GameOver, Watching, BoardMsg, Bots,
+        MatchStarted, MatchResult, MatchOver)
 }
 """Every message class by its wire ``type``."""

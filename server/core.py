@@ -18,18 +18,24 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
+from functools import lru_cache
 from typing import NamedTuple
 
 from db.records import GameRecord
 from game import Termination, YardError, load_ruleset, seat_name
+from game.board import Board, board_digest, board_to_dict
 from game.views import rules_from_definition
 from protocol import (
+    BOT_ERROR_TEXT,
     DEFAULT_MAX_SIZE,
     PROTOCOL_VERSION,
+    BoardMsg,
+    BotErrorMsg,
     BotInfo,
     Bots,
     Error,
     ErrorCode,
+    GameStart,
     Hello,
     ListBots,
     MatchOver,
@@ -192,6 +198,8 @@ class Connection:
     watching: set[str] = field(default_factory=set)
     foreign_origin: str | None = None
     pending: Hello | None = None
+    #: Digests of the boards this connection was sent (``board``, once each).
+    boards: set[str] = field(default_factory=set)
 
 
 class Core:
@@ -261,7 +269,7 @@ class Core:
         try:
             message = decode(text, self.config.max_size)
         except ProtocolError as exc:
-            return self._violation(conn, exc.code, str(exc), now)
+            return self._violation(conn, exc.code, str(exc), now, exc.ref)
         try:
             return self._dispatch(conn, message, now)
         except ProtocolError as exc:
@@ -318,6 +326,8 @@ class Core:
                                    f"send hello before {message.TYPE}", now)
         if isinstance(message, MoveMsg):
             return self._move(conn, session, message, now)
+        if isinstance(message, BotErrorMsg):
+            return self._bot_error(conn, session, message, now)
         if isinstance(message, Ping):
             return [Send(conn.id, Pong(message.nonce))]
         if isinstance(message, Pong):
@@ -486,6 +496,28 @@ class Core:
                                         msg.game[:40]))]
         return self._route(match, match.handle_move(session.id, msg, now))
 
+    def _bot_error(self, conn: Connection, session: Session, msg: BotErrorMsg, now: float
+                   ) -> list[Output]:
+        """A bot gives up a game (its seat forfeits at once). ``message`` is stored and
+        shown in replays: one printable line of at most :data:`BOT_ERROR_TEXT` characters,
+        else a protocol violation (``bad_value``), kept out of the game's log."""
+        problem = None
+        if len(msg.message) > BOT_ERROR_TEXT:
+            problem = (f"bot_error.message: {len(msg.message)} characters, at most "
+                       f"{BOT_ERROR_TEXT}")
+        elif not msg.message.isprintable():
+            problem = "bot_error.message contains control or unprintable characters"
+        elif msg.seat is not None and len(msg.seat) > MAX_MOVE_TEXT:
+            problem = f"bot_error.seat: {len(msg.seat)} characters, at most {MAX_MOVE_TEXT}"
+        if problem is not None:
+            return self._violation(conn, ErrorCode.BAD_VALUE, problem, now, msg.game[:40])
+        match = self.matches.get(msg.game)
+        if match is None or not match.holds(session.id):
+            return [Send(conn.id, Error(ErrorCode.UNKNOWN_GAME,
+                                        f"no game {msg.game!r:.40} with a seat of yours",
+                                        msg.game[:40]))]
+        return self._route(match, match.handle_bot_error(session.id, msg, now))
+
     def _watch(self, conn: Connection, msg: Watch) -> list[Output]:
         match = self.matches.get(msg.game)
         if match is None:
@@ -493,7 +525,18 @@ class Core:
                                         f"no running game {msg.game!r:.40}", msg.game[:40]))]
         conn.watching.add(match.game_id)
         self.watchers.setdefault(match.game_id, set()).add(conn.id)
-        return [Send(conn.id, match.watching())]
+        return [*self._board(conn.id, match), Send(conn.id, match.watching())]
+
+    def _board(self, conn_id: int, match: Match) -> list[Output]:
+        """The ``board`` message of ``match``'s board, if connection ``conn_id`` has not
+        had it yet (sent before the game's first message, once per connection)."""
+        conn = self.conns.get(conn_id)
+        board = match.spec.rules.board
+        digest = board_digest(board)
+        if conn is None or digest in conn.boards:
+            return []
+        conn.boards.add(digest)
+        return [Send(conn_id, board_message(board))]
 
     def _unwatch(self, conn: Connection) -> None:
         for game in conn.watching:
@@ -601,6 +644,8 @@ class Core:
                     # The answer to a turn we asked for is never a flood: a bot playing
                     # many games at once on one connection must not be rate limited.
                     self.conns[conn].bucket.credit()
+                elif type(message) is GameStart:
+                    out += self._board(conn, match)
                 out.append(Send(conn, message))
                 if watchers:
                     sent.add((conn, id(message)))
@@ -614,6 +659,8 @@ class Core:
             if recipient is not None and (conn := sessions[recipient].conn) is not None:
                 if type(message) is YourTurn:  # see _route
                     self.conns[conn].bucket.credit()
+                elif type(message) is GameStart:
+                    out += self._board(conn, match)
                 out.append(Send(conn, message))
         return self._after_route(match, out)
 
@@ -654,10 +701,10 @@ class Core:
 
     # ------------------------------------------------------------------ faults
 
-    def _violation(self, conn: Connection, code: ErrorCode, text: str, now: float
-                   ) -> list[Output]:
+    def _violation(self, conn: Connection, code: ErrorCode, text: str, now: float,
+                   ref: str | None = None) -> list[Output]:
         conn.violations += 1
-        out: list[Output] = [Send(conn.id, Error(code, text))]
+        out: list[Output] = [Send(conn.id, Error(code, text, ref))]
         if conn.violations < self.config.max_violations:
             return out
         out.append(Close(conn.id, f"too many protocol violations ({conn.violations})"))
@@ -685,7 +732,7 @@ class Core:
         return [Send(conn.id, Error(code, text, "hello")), Close(conn.id, text)]
 
 
-CLIENT_TYPES = (Hello, MoveMsg, Watch, ListBots, StartMatch, Ping, Pong)
+CLIENT_TYPES = (Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Ping, Pong)
 """The message types a client may send; any other is a protocol violation."""
 
 LABEL_LIMIT = 64
@@ -707,6 +754,17 @@ def _check_labels(hello: Hello) -> str | None:
         if not value.isprintable():
             return f"hello.{key} contains control or unprintable characters"
     return None
+
+
+@lru_cache(maxsize=64)
+def board_message(board: Board) -> BoardMsg:
+    """``board`` as the protocol's ``board`` message (the JSON map format, plus the grid's
+    size)."""
+    data = board_to_dict(board)
+    return BoardMsg(data["name"], data["stations"], data["edges"], data["detective_starts"],
+                    data["mrx_starts"], data.get("positions"),
+                    board.width if board.is_grid else None,
+                    board.height if board.is_grid else None)
 
 
 def _secret_matches(expected: str | None, given: str | None) -> bool:

@@ -3,6 +3,9 @@
 A socket over a cap gets an HTTP 503 with the reason (:func:`refusal`), and beyond a
 margin (:func:`refusal_slots`) is dropped at once, so a flood cannot use up the process's
 file descriptors. The count runs from accept to close (:class:`GatedConnection`).
+A request whose request line or headers are too long for websockets' parser is refused
+before any hook sees it; :class:`HttpRefusals` words that refusal for the HTTP client it
+usually is (the port serves the pages too), not as a failed websocket connection.
 
 >>> refusal_slots(100), refusal_slots(1000)
 (16, 125)
@@ -12,10 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import http
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
-from websockets.http11 import Response
+from websockets.http11 import MAX_LINE_LENGTH, MAX_NUM_HEADERS, Response
+from websockets.server import ServerProtocol
+from websockets.typing import StatusLike
 
 from server.core import ServerConfig
 from server.frames import DirectConnection
@@ -63,6 +69,48 @@ class Gate:
             self.config.max_connections)
 
 
+WEBSOCKET_FAILURE = "Failed to open a WebSocket connection"
+"""How websockets' own refusals begin."""
+
+
+class HttpRefusals(ServerProtocol):
+    """websockets' server protocol with the refusals that its request parser makes before
+    any hook sees the request (414: the request line is too long; 431: header lines too
+    long or too many) worded for HTTP: the port answers page and API requests as well as
+    websocket handshakes, and an over-long address is an HTTP client's mistake. Every
+    other answer is websockets' own."""
+
+    def reject(self, status: StatusLike, text: str) -> Response:
+        """websockets' refusal, with an HTTP wording for 414 and 431."""
+        code = http.HTTPStatus(status)
+        if text.startswith(WEBSOCKET_FAILURE):
+            if code == http.HTTPStatus.REQUEST_URI_TOO_LONG:
+                text = (f"{code.value} {code.phrase}: the request line (method, address "
+                        f"and protocol) is longer than {MAX_LINE_LENGTH} bytes; use a "
+                        "shorter address\n")
+            elif code == http.HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE:
+                text = (f"{code.value} {code.phrase}: at most {MAX_NUM_HEADERS} header "
+                        f"lines of at most {MAX_LINE_LENGTH} bytes each are read\n")
+        return super().reject(code, text)
+
+
+def http_refusals(protocol: ServerProtocol) -> None:
+    """Make websockets' ``protocol`` word its parser's refusals for HTTP
+    (:class:`HttpRefusals`: a subclass that only rewords :meth:`~HttpRefusals.reject`;
+    ``serve`` offers no way to choose the protocol's class)."""
+    if type(protocol) is ServerProtocol:
+        protocol.__class__ = HttpRefusals
+
+
+class HttpConnection(ServerConnection):
+    """A websockets server connection whose parser refusals are worded for HTTP
+    (:func:`http_refusals`): ``create_connection`` of a server that only shows pages."""
+
+    def __init__(self, protocol: ServerProtocol, *args: Any, **kwargs: Any) -> None:
+        http_refusals(protocol)
+        super().__init__(protocol, *args, **kwargs)
+
+
 class GatedConnection(DirectConnection):
     """A server connection counted by its class's :attr:`gate` from accept to close; one
     the gate refuses keeps the reason in ``yard_refusal`` (answered with :func:`refusal`),
@@ -72,6 +120,10 @@ class GatedConnection(DirectConnection):
     #: The ``Origin`` header of a web page the server does not allow (set by the shell
     #: during the handshake; the core then refuses the connection's ``hello``).
     yard_foreign_origin: str | None = None
+
+    def __init__(self, protocol: ServerProtocol, *args: Any, **kwargs: Any) -> None:
+        http_refusals(protocol)  # the match server's port shows pages too
+        super().__init__(protocol, *args, **kwargs)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         peer = transport.get_extra_info("peername")

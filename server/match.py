@@ -10,6 +10,8 @@ Fault policy lives here, in one place:
   random legal move (fault ``random_move_on_timeout``);
 - illegal or unparsable move: an ``error`` reply and another try within the remaining time;
   the ``max_illegal``-th bad try in one turn forfeits ``illegal_move``;
+- a bot's own report (``bot_error``): it forfeits at once, ``bot_error`` (its code failed)
+  or ``illegal_move`` (it has no legal move to send), its text kept as the fault's detail;
 - disconnect: the seat holder has ``grace_s`` to resume its session, else ``disconnected``;
 - protocol violations: the shell reports them via :meth:`Match.forfeit_session`.
 
@@ -42,6 +44,8 @@ from game import MRX, Move, Outcome, Ruleset, State, Termination, new_game, seat
 from game.errors import MoveParseError
 from game.views import TICKET_NAME_LIST, detective_log, view_dict
 from protocol import (
+    BotErrorMsg,
+    BotErrorReason,
     Clock,
     Effort,
     Error,
@@ -83,6 +87,7 @@ class Fault(Enum):
     RANDOM_MOVE_ON_TIMEOUT = "random_move_on_timeout"
     ILLEGAL_MOVE = "illegal_move"
     BAD_MOVE = "bad_move"
+    BOT_ERROR = "bot_error"
     DISCONNECTED = "disconnected"
     PROTOCOL_VIOLATION = "protocol_violation"
     ABORTED = "aborted"
@@ -332,6 +337,10 @@ class Match:
         if kind == "move":
             msg = MoveMsg(self.game_id, event["turn"], event["move"], event["seat"])
             return self._handle_move(session, msg, us)
+        if kind == "bot_error":
+            report = BotErrorMsg(self.game_id, event["message"], event["turn"], event["seat"],
+                                 BotErrorReason(event["reason"]))
+            return self._handle_bot_error(session, report, us)
         if kind == "tick":
             return self._tick(us)
         if kind == "abort":
@@ -379,10 +388,13 @@ class Match:
             out.append((session, self._your_turn(self.turn, us)))
         return out
 
-    def _forfeit(self, session: str, termination: Termination, us: int, detail: str
-                 ) -> Outputs:
+    def _forfeit(self, session: str, termination: Termination, us: int, detail: str,
+                 seat: int | None = None) -> Outputs:
+        """``session`` loses: ``seat`` (one of its seats), else its seat to move, else its
+        first seat."""
         seats = self.seats_of(session)
-        seat = self.turn.seat if self.turn and self.turn.seat in seats else seats[0]
+        if seat is None or seat not in seats:
+            seat = self.turn.seat if self.turn and self.turn.seat in seats else seats[0]
         fault = Fault(termination.value)
         return self._finish(Outcome.forfeit(seat, termination), us, fault, detail, seat)
 
@@ -432,7 +444,41 @@ class Match:
         ok = MoveOk(self.game_id, self.turn.number, self._names[self.turn.seat], msg.move)
         return [(session, ok), *self._play(move, now, None, msg.effort, msg.move)]
 
-    def _check_turn(self, session: str, msg: MoveMsg) -> Error | None:
+    def handle_bot_error(self, session: str, msg: BotErrorMsg, now: float) -> Outputs:
+        """Referee a ``bot_error`` from ``session``: the bot gives up, and its seat (the one
+        named, else the seat to move if it holds it, else its first) forfeits at once with
+        ``bot_error`` or ``illegal_move``. A report for a turn that is not the current one
+        of its seats is refused like such a move (``stale_turn``, ``not_your_turn``...)."""
+        if self.finished:
+            return [(session, self._error(ErrorCode.GAME_OVER, "the game is over"))]
+        us = self._us(now)
+        self._log(us, {"kind": "bot_error", "h": self._holder.get(session), "turn": msg.turn,
+                       "seat": msg.seat, "reason": msg.reason.value, "message": msg.message})
+        return self._handle_bot_error(session, msg, us)
+
+    def _handle_bot_error(self, session: str, msg: BotErrorMsg, now: int) -> Outputs:
+        out = self._tick(now)
+        if self.finished:
+            return out or [(session, self._error(ErrorCode.GAME_OVER, "the game is over"))]
+        held = self._seats.get(session, ())
+        problem = None
+        if msg.turn is not None or not held:
+            problem = self._check_turn(session, msg)
+        elif msg.seat is not None and msg.seat not in [seat_name(s) for s in held]:
+            problem = self._error(ErrorCode.NOT_YOUR_SEAT, f"seat {msg.seat!r:.20} is not yours")
+        if problem is not None:
+            refused = self._refused[session] = self._refused.get(session, 0) + 1
+            if refused > MAX_REFUSED:
+                return [*out, *self._forfeit(session, Termination.PROTOCOL_VIOLATION, now,
+                                             f"more than {MAX_REFUSED} refused moves")]
+            return [*out, (session, problem)]
+        termination = (Termination.ILLEGAL_MOVE if msg.reason is BotErrorReason.ILLEGAL_MOVE
+                       else Termination.BOT_ERROR)
+        seat = None if msg.seat is None else self._names.index(msg.seat)
+        return [*out, *self._forfeit(session, termination, now,
+                                     msg.message or "no reason given", seat)]
+
+    def _check_turn(self, session: str, msg: MoveMsg | BotErrorMsg) -> Error | None:
         turn = self.turn
         assert turn is not None
         held = self._seats.get(session, ())

@@ -34,7 +34,7 @@ from server.auth import (
     server_admin_token,
 )
 from server.core import ServerConfig
-from server.gate import refusal_slots
+from server.gate import HttpConnection, refusal_slots
 from server.logs import configure as configure_logging
 from server.logs import raise_open_file_limit
 from server.web.http import WebApp, web_url
@@ -262,7 +262,8 @@ async def _refuse(ws: ServerConnection) -> None:  # never reached: every request
 
 async def _web(app: WebApp, host: str, port: int, ready_file: str | None) -> None:
     try:
-        server = await serve(_refuse, host, port, process_request=app.process_request)
+        server = await serve(_refuse, host, port, process_request=app.process_request,
+                             create_connection=HttpConnection)
     except OSError as exc:
         app.close()
         raise WebServerError(f"cannot listen on {host}:{port}: {exc.strerror}") from None

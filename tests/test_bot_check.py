@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from test_sdk_faults import write_bots
 from yard_cli import yard_here
 
 from tournament.botcheck import EXTRA_KEY, Mode, Observer
@@ -39,8 +40,12 @@ def full_battery() -> set[str]:
 
 
 def test_the_sdk_example_passes() -> None:
-    out = yard("bot-check", f"{EXAMPLES / 'closer_bot.py'}:Closer", "--json")
+    out = yard("bot-check", f"{EXAMPLES / 'closer_bot.py'}:Closer:greed=0.9", "--json")
     assert out.returncode == 0, out.stdout + out.stderr
+    assert json.loads(out.stdout)["options"] == [{
+        "name": "greed", "type": "float", "default": 1.0, "value": 0.9, "required": False,
+        "help": "share of detective moves that close in (the rest are random)",
+        "choices": None, "range": None}]
     checks = statuses(out)
     assert set(checks) == full_battery()
     assert all(c["status"] == "pass" for c in checks.values()), checks
@@ -83,6 +88,27 @@ def test_a_faulty_bot_fails_with_the_reasons() -> None:
     assert "raw: FAILED (4 passed, 3 failed, 1 skipped" in text.stdout
 
 
+def test_a_failing_choose_is_named_with_its_cause_and_no_follow_on_failure(
+        tmp_path: Path) -> None:
+    bots = write_bots(tmp_path)
+    out = yard("bot-check", f"{bots}:Raiser", "--rules", "grid5", "--grace", "1", "--json")
+    assert out.returncode == 1, out.stdout + out.stderr
+    checks = statuses(out)
+    cause = "choose raised ValueError: no route to the docks in …/plan.txt"
+    assert checks["grid5 as mrx"]["reason"] == f"bot_error at turn 1 (mrx): {cause}"
+    assert checks["grid5 as detectives"]["reason"].endswith(f"(d1): {cause}")
+    assert cause in checks["deadline"]["reason"] and "timeout" not in out.stdout
+    # The resume check could not drop a connection in a game the bot gave up at once:
+    # not a second failure of its own.
+    assert checks["resume"]["status"] == "skip"
+    assert "by its own fault (bot_error" in checks["resume"]["reason"]
+    text = yard("bot-check", f"{bots}:Illegal", "--rules", "grid5", "--grace", "1")
+    assert text.returncode == 1
+    assert "FAIL grid5 as mrx: illegal_move at turn 1 (mrx): choose returned an illegal " \
+        "move taxi:999 (not one of the legal moves)" in text.stdout
+    assert "FAIL resume" not in text.stdout and "SKIP resume: not checked" in text.stdout
+
+
 def test_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     cases = [
         (["nosuchbot"], "unknown bot 'nosuchbot'"),
@@ -90,6 +116,10 @@ def test_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
         (["random", "--engine", "name=x", "cmd=true"], "not checked"),
         (["x", "--engine", "name=x"], "exactly one of cmd=, bot= or class="),
         (["x", "--engine", "name=x", "cmd=true", "roles=judge"], "roles="),
+        ([f"{EXAMPLES / 'closer_bot.py'}:Closer:greed=x"],
+         "bot 'closer': option greed='x' is not a valid float"),
+        ([f"{EXAMPLES / 'closer_bot.py'}:Closer:depth=2"],
+         "bot 'closer' has no option 'depth' (options: greed)"),
     ]
     for args, message in cases:  # refused before anything starts: in this process
         out = yard_here("bot-check", *args)

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 from yard_cli import yard_here
@@ -189,3 +190,54 @@ def test_engine_definitions() -> None:
     args = ["--engine", "name=x", "cmd=python b.py", "roles=mrx", "random", "--json"]
     assert join_engine_args(args) == ["--engine", "name=x 'cmd=python b.py' roles=mrx",
                                       "random", "--json"]
+
+
+OTHER_NAME = '''
+from bots.sdk import Bot, run
+
+
+class Other(Bot):
+    name = "other"
+
+    def choose(self, view, legal):
+        return legal[0]
+
+
+run(Other, ["--name", "other"])  # not the name it was started as ($YARD_BOT_NAME)
+'''
+
+
+def test_an_engine_that_never_connects_as_itself_fails_within_the_connect_timeout(
+        tmp_path: Path) -> None:
+    """An engine that connects under another name, never connects or exits at once ends
+    the run within --connect-timeout and a margin (it waited 60 s before), says which bots
+    did connect and where the log is, and leaves no tournament behind."""
+    script = tmp_path / "other.py"
+    script.write_text(OTHER_NAME)
+    url, log = f"sqlite:///{tmp_path / 'n.db'}", tmp_path / "children.log"
+    cases = [
+        ("mine", f"{sys.executable} {script}",
+         "did not connect: no bot named 'mine' with instance 1 connected within 5 s; bots "
+         "that did connect: other (instance 1)"),
+        ("mute", "sleep 100",
+         "did not connect: no bot named 'mute' with instance 1 connected within 5 s; "),
+        ("dead", "false", "`false` did not start (it exited with status 1)"),
+    ]
+    for name, cmd, message in cases:
+        started = time.monotonic()
+        done = yard("tournament", "run", "--rules", "grid5", "--bots", f"random,{name}",
+                    "--engine", f"name={name}", f"cmd={cmd}", "--connect-timeout", "5",
+                    "--pairs", "1", "--concurrency", "1", "--db", url, "--log", str(log),
+                    env=dict(os.environ))
+        took = time.monotonic() - started
+        assert done.returncode == 2, done.stderr
+        assert took < 20 * SCALE, (name, took)
+        error = done.stderr[done.stderr.index("error: "):]
+        assert message in error.splitlines()[0], error
+        assert str(log) in error.splitlines()[0]  # its log: the lines or that it is empty
+        tid = done.stderr.split("tournament ")[1].split(":")[0]
+        assert error.splitlines()[-1] == \
+            f"(tournament {tid} not kept: none of its games started)"
+        assert "Traceback" not in done.stderr
+    assert "connected as other (session" in log.read_text()
+    assert json.loads(yard_here("tournament", "list", "--db", url, "--json").stdout) == []

@@ -4,6 +4,7 @@ YARD_TEST_POSTGRES_URL is set (see tests/test_db_postgres.py)."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +26,7 @@ from db.migrations import LATEST
 from db.models import Base, GameRow
 from db.records import GameRecord, ScheduledGame, TurnRecord
 from db.store import Database
+from db.store.tournaments import HasGamesError
 from game import Outcome, Termination, Winner
 from server.transcript import transcripts
 
@@ -421,6 +423,62 @@ def test_tournament_state_is_merged_and_read_back(database: Database) -> None:
     with pytest.raises(TournamentError, match="not JSON-ready"):
         database.update_tournament_state(tid, llr=float("inf"))
     assert database.get_tournament(tid).state == state
+
+
+def test_a_tournament_is_deleted_whole_and_only_when_nobody_plays_it(
+        database: Database) -> None:
+    """`yard tournament delete`: games, seats, turns, records and schedule in one
+    transaction; refused with stored games unless asked, and while a live runner or
+    cluster workers hold the tournament."""
+    tid = database.create_tournament({"rules": "grid5"}, tournament_id="gone")
+    entries = database.schedule(tid, two_pairs())
+    database.save_game(scheduled_record("t-1", entries[0]))
+    aborted = replace(played_record("t-aborted"), tournament_id=tid,
+                      outcome=Outcome(None, Termination.ABORTED))
+    database.save_game(aborted)  # a tournament game without its schedule entry
+    kept = database.create_tournament({"rules": "grid5"}, tournament_id="kept")
+    database.save_game(scheduled_record("k-1", database.schedule(kept, two_pairs())[0]))
+    database.save_game(played_record("alone", seed=7))
+    before = {table: count(database, table) for table in ("games", "game_seats", "turns",
+                                                          "game_records", "scheduled_games")}
+
+    with pytest.raises(HasGamesError, match="has 2 stored games") as refused:
+        database.delete_tournament(tid)
+    assert (refused.value.games, refused.value.scheduled) == (2, 4)
+    database.hold_runner(tid, 30)  # this process plays it
+    with pytest.raises(TournamentError, match=rf"being played \(a runner on .* \(process "
+                                              rf"{os.getpid()}\)"):
+        database.delete_tournament(tid, with_games=True)
+    database.release_runner(tid)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    database.update_tournament_state(tid, runner={  # a runner killed without giving it up
+        "host": socket.gethostname(), "pid": int(gone.stdout),
+        "expires": (datetime.now(UTC) + timedelta(minutes=5)).isoformat()})
+    assert database.playing(tid) is None
+    claimed = database.claim(tid, "worker-1", 30)
+    assert claimed is not None and claimed.schedule_id is not None
+    with pytest.raises(TournamentError, match="cluster workers hold leases on 1 of its"):
+        database.delete_tournament(tid, with_games=True)
+    database.release(claimed.schedule_id, "worker-1")
+    assert {table: count(database, table) for table in before} == before  # nothing yet
+
+    assert database.delete_tournament(tid, with_games=True) == (2, 4)
+    with pytest.raises(TournamentError, match="no tournament 'gone'"):
+        database.get_tournament(tid)
+    with pytest.raises(TournamentError, match="no tournament 'gone'"):
+        database.delete_tournament(tid)
+    assert sorted(g.game_id for g in database.list_games()) == ["alone", "k-1"]
+    with database._engine.connect() as conn:
+        for table in ("game_seats", "turns", "game_records"):
+            orphans = conn.execute(sa.text(f"SELECT count(*) FROM {table} WHERE game_id "
+                                           f"NOT IN ('alone', 'k-1')")).scalar_one()
+            assert orphans == 0, table
+    assert count(database, "scheduled_games") == 4 and database.pending(kept) == \
+        database.scheduled(kept)[1:]
+    empty = database.create_tournament({"rules": "grid5"})
+    database.schedule(empty, two_pairs())
+    assert database.delete_tournament(empty) == (0, 4)  # nothing played: no need to ask
 
 
 # ------------------------------------------------------------ schema and engine

@@ -11,11 +11,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from yard_cli import yard_here
 
 from db.build import record_from_moves
 from db.portable import from_portable, from_stored, to_portable, to_stored
 from db.store import Database
-from game import BUILTIN, load_ruleset, new_game
+from game import BUILTIN, Outcome, Termination, load_ruleset, new_game
 from tournament.schedule import Deals, Pairing, ScheduleError, make_schedule, pair_seed
 from tournament.spec import TournamentRunError, TournamentSpec, create
 
@@ -242,3 +243,50 @@ def test_exported_records_carry_the_secret_only_once_the_tournament_is_finished(
     db.record_forfeit(tid, second, Outcome.forfeit(1, Termination.DISCONNECTED), "test")
     lines = list(record_lines(db, tournament_id=tid))
     assert all(json.loads(x)["tournament"]["spec"]["secret"] == secret for x in lines)
+
+
+def test_an_unfinished_secret_deal_tournament_imports_whole_but_cannot_be_resumed(
+        tmp_path: Path) -> None:
+    """An export of an unfinished secret-deal tournament withholds the key and the seeds of
+    the games still to play; its import keeps the whole schedule (`yard tournament list`
+    reads as at the source) and refuses to resume, saying why. Exported again once
+    finished, it completes the import with the key and the seeds."""
+    source, target = (f"sqlite:///{tmp_path / name}" for name in ("a.db", "b.db"))
+    db = Database.connect(source)
+    tid = create(db, TournamentSpec(rules="grid5", bots=["random", "greedy"], pairs=2))
+    secret = db.get_tournament(tid).spec["secret"]
+    entries = db.scheduled(tid)
+    forfeit = Outcome.forfeit(1, Termination.DISCONNECTED)
+    db.record_forfeit(tid, entries[0], forfeit, "test")
+    exported = tmp_path / "unfinished.jsonl"
+    assert yard_here("export", "--what", "records", "--db", source, "--out",
+                     str(exported)).returncode == 0
+    text = exported.read_text()
+    assert secret not in text
+    assert not {str(e.seed) for e in entries[2:]} & set(text.replace(",", " ").split())
+    head = json.loads(text.splitlines()[-1])
+    assert head["format"] == "yard-tournament" and "secret" not in head["spec"]
+    assert [e["seed"] for e in head["schedule"]] == [entries[0].seed, None, None, None]
+
+    done = yard_here("import", str(exported), "--db", target, "--json")
+    assert json.loads(done.stdout) == {"imported": 1, "skipped": 0, "tournaments": 1}
+    listing = ["tournament", "list", "--json"]
+    assert json.loads(yard_here(*listing, "--db", target).stdout) == \
+        json.loads(yard_here(*listing, "--db", source).stdout)
+    refused = yard_here("tournament", "resume", tid, "--db", target)
+    assert refused.returncode == 2, refused.stderr
+    assert f"error: tournament {tid} cannot deal its 3 unplayed games here: it was " \
+        "imported from an export made before it was finished" in refused.stderr
+    assert "resume it in the database it was exported from" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+    for entry in entries[1:]:                 # finished at the source
+        db.record_forfeit(tid, entry, forfeit, "test")
+    assert yard_here("export", "--what", "records", "--db", source, "--out",
+                     str(exported)).returncode == 0
+    done = yard_here("import", str(exported), "--db", target, "--json")
+    assert json.loads(done.stdout) == {"imported": 3, "skipped": 1, "tournaments": 1}
+    with Database.connect(target) as imported:
+        assert imported.get_tournament(tid).spec["secret"] == secret
+        assert [e.seed for e in imported.scheduled(tid)] == [e.seed for e in entries]
+        assert imported.pending(tid) == []

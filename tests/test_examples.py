@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
-from game import Termination
-from protocol import StartMatch
+from game import Termination, load_board
+from protocol import StartMatch, encode
 from server.admin import AdminClient
 from server.app import MatchServer
-from server.core import ServerConfig
+from server.core import ServerConfig, board_message
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -46,3 +48,27 @@ async def test_python_and_node_examples_play_each_other() -> None:
     for result in results:
         assert result.termination in {Termination.CAUGHT, Termination.SURVIVED,
                                       Termination.CORNERED, Termination.DETECTIVES_STUCK}
+
+
+def test_the_node_example_computes_london_distances_from_the_board_message(
+        tmp_path: Path) -> None:
+    """A bot in another language gets the board as data (the ``board`` message, as the
+    server encodes it): the Node example's breadth-first search over it gives the same
+    shortest-path distance as the rules engine for every pair of London stations."""
+    board = load_board("london")
+    message = tmp_path / "board.json"
+    message.write_text(encode(board_message(board)))
+    script = (f"const bot = require({json.dumps(str(EXAMPLES / 'js' / 'bot.js'))});"
+              "const msg = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'));"
+              "const b = bot.loadBoard(msg); const rows = [];"
+              "for (let s = 1; s <= msg.stations; s++) "
+              "rows.push(bot.distancesFrom(b, s).slice(1));"
+              "console.log(JSON.stringify(rows));")
+    done = subprocess.run(["node", "-e", script, str(message)], capture_output=True,
+                          text=True, timeout=60 * SCALE, check=False)
+    assert done.returncode == 0, done.stderr
+    distances = json.loads(done.stdout)
+    assert len(distances) == board.n_stations == 199
+    assert distances == [[board.distance(a, b) for b in board.stations]
+                         for a in board.stations]
+    assert max(map(max, distances)) > 5  # a real graph, not station-number differences

@@ -383,7 +383,8 @@ async def test_a_client_that_stops_reading_gets_everything_in_order_once_it_read
             got = await fan.frames()
             assert peak > 0  # the transport was paused: replies were queued
             kinds = [m[1]["type"] for m in got]
-            assert kinds == ["watching", "pong"] * rounds + ["pong"]
+            # The board comes once, before the first snapshot of a game on it.
+            assert kinds == ["board"] + ["watching", "pong"] * rounds + ["pong"]
             assert [m[1]["nonce"] for m in got if m[1]["type"] == "pong"] == [
                 *range(rounds), SENTINEL]
             await fan.close()

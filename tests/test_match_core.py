@@ -8,6 +8,8 @@ from test_match_core_harness import Harness
 
 from game import Termination, Winner
 from protocol import (
+    BotErrorMsg,
+    BotErrorReason,
     Bots,
     Effort,
     Error,
@@ -139,6 +141,68 @@ def test_an_illegal_try_can_be_followed_by_a_legal_move() -> None:
     assert h.core.matches[game].turns[0].fault == "illegal_move"
 
 
+def test_a_bot_error_forfeits_at_once_with_its_reason() -> None:
+    h, x, d, admin = setup()
+    game = h.start(admin, "runner", ["hunter"], move_s=10.0)
+    turn = h.last(x, YourTurn)
+    h.send(x, MoveMsg(game, turn.turn, turn.legal[0]))
+    turn = h.last(d, YourTurn)
+    h.advance(0.25)
+    h.send(d, BotErrorMsg(game, "choose raised ValueError: no route", turn.turn, turn.seat))
+    over = h.last(x, GameOver)
+    assert (over.termination, over.winner, over.seat) == (
+        Termination.BOT_ERROR, Winner.MRX, turn.seat)
+    record = h.finished[0].record
+    last = record.turns[-1]
+    assert (last.fault, last.move, last.seat) == ("bot_error", None, 1)
+    assert last.detail == "bot_error: choose raised ValueError: no route"
+    assert 0.25 <= last.time_used < 0.26  # the report's time, not the 10 s move limit
+    sent = regenerate(record)  # the report is in the log: every message rebuilt
+    assert sent.seats["mrx"] == h.game_messages(x, game)
+    assert sent.seats["d1"] == h.game_messages(d, game)
+    assert sent.turns == record.turns
+
+
+def test_a_reported_illegal_move_forfeits_illegal_move_at_once() -> None:
+    h, x, _d, admin = setup()
+    game = h.start(admin, "runner", ["hunter"], policy=Policy(max_illegal=3))
+    turn = h.last(x, YourTurn)
+    h.send(x, BotErrorMsg(game, "choose returned None instead of a move", turn.turn,
+                          reason=BotErrorReason.ILLEGAL_MOVE))
+    over = h.last(x, GameOver)
+    assert (over.termination, over.seat) == (Termination.ILLEGAL_MOVE, "mrx")
+    assert h.finished[0].record.turns[-1].detail == \
+        "illegal_move: choose returned None instead of a move"
+    assert regenerate(h.finished[0].record).seats["mrx"] == h.game_messages(x, game)
+
+
+def test_bot_errors_for_other_turns_and_seats_are_refused() -> None:
+    h, x, d, admin = setup()
+    stranger = h.connect("stranger")
+    game = h.start(admin, "runner", ["hunter"])
+    turn = h.last(x, YourTurn)
+    h.send(d, BotErrorMsg(game, "boom", turn.turn))  # not d's turn
+    h.send(x, BotErrorMsg(game, "boom", turn.turn + 1))  # not the current turn
+    h.send(x, BotErrorMsg(game, "boom", None, "d1"))  # not x's seat
+    h.send(stranger, BotErrorMsg(game, "boom", turn.turn))
+    assert errors(h, d) == [ErrorCode.NOT_YOUR_TURN]
+    assert errors(h, x) == [ErrorCode.STALE_TURN, ErrorCode.NOT_YOUR_SEAT]
+    assert errors(h, stranger) == [ErrorCode.UNKNOWN_GAME]
+    assert not h.finished
+    # A message that is not one printable line of at most 200 characters: a violation.
+    h.send(x, BotErrorMsg(game, "x" * 201, turn.turn))
+    h.send(x, BotErrorMsg(game, "two\nlines", turn.turn))
+    assert errors(h, x)[-2:] == [ErrorCode.BAD_VALUE, ErrorCode.BAD_VALUE]
+    assert not h.finished
+    # Outside a turn (no turn named) the seat named forfeits: here a detective, while
+    # Mister X is to move.
+    h.send(d, BotErrorMsg(game, "starting the game raised KeyError: 'weights'", None, "d2"))
+    over = h.last(x, GameOver)
+    assert (over.termination, over.winner, over.seat) == (
+        Termination.BOT_ERROR, Winner.MRX, "d2")
+    assert regenerate(h.finished[0].record).seats["d1"] == h.game_messages(d, game)
+
+
 def test_stale_turns_wrong_seats_and_strangers_are_refused() -> None:
     h, x, d, admin = setup()
     stranger = h.connect("stranger")
@@ -226,6 +290,25 @@ def test_over_long_move_texts_are_violations_and_stay_out_of_the_record() -> Non
     assert finished.record.log is not None
     assert all(len(str(e)) < 200 for e in finished.record.log.events)
     assert regenerate(finished.record).seats["mrx"] == h.game_messages(x, game)
+
+
+def test_refused_moves_name_their_game_in_ref() -> None:
+    """An undecodable `move` (an unknown key, a wrong type) is answered with an error whose
+    `ref` names the game it was for, as for every other error about a game; a frame without
+    a game names its type, and one that is not an object names nothing."""
+    h, x, _d, admin = setup()
+    game = h.start(admin, "runner", ["hunter"])
+    turn = h.last(x, YourTurn)
+    sent = [f'{{"type": "move", "game": "{game}", "turn": {turn.turn}, '
+            f'"move": "{turn.legal[0]}", "colour": 1}}',
+            f'{{"type": "move", "game": "{game}", "turn": "one", "move": "taxi:1"}}',
+            '{"type": "move", "turn": 1}', "[1]"]
+    for frame in sent:
+        h.send(x, frame)
+    refused = [m for m in h.inbox[x] if isinstance(m, Error)][-len(sent):]
+    assert [(e.code, e.ref) for e in refused] == [
+        (ErrorCode.EXTRA_FIELD, game), (ErrorCode.WRONG_TYPE, game),
+        (ErrorCode.MISSING_FIELD, "move"), (ErrorCode.WRONG_TYPE, None)]
 
 
 def test_protocol_violations_close_and_forfeit() -> None:

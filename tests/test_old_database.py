@@ -6,7 +6,9 @@ round-robin and an SPRT tournament on grid5 (the SPRT stopped early, entries lef
 classic game, a game whose bot reported its search effort, a tournament interrupted before
 its first game, a forfeit, an aborted game and a record in the even older format 1 (turns
 and transcripts inline). ``expected.json`` holds what that yard printed for each read
-command; today's yard must print the same (parsed JSON compared) on a copy of the file.
+command; today's yard must print the same (parsed JSON compared) on a copy of the file;
+``yard export --what records`` now adds a tournament line per tournament after the game
+records, which that yard did not write.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from click.testing import CliRunner
 from db.build import record_from_moves
 from db.errors import DatabaseError
 from db.migrations import MIGRATIONS, schema_version
-from db.portable import RECORD_FORMAT
+from db.portable import RECORD_FORMAT, TOURNAMENT_FORMAT
 from db.store import Database
 from game import new_game
 from yard.cli import cli
@@ -43,10 +45,13 @@ def run(db: Path | str, args: list[str]) -> str:
 
 
 def parse(kind: str, text: str) -> Any:
+    """The output as compared: JSON, text lines, or the game records of JSON Lines (an
+    export's tournament lines are checked by the round-trip test below)."""
     if kind == "json":
         return json.loads(text)
     if kind == "jsonl":
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return [data for line in text.splitlines() if line.strip()
+                if (data := json.loads(line)).get("format") != TOURNAMENT_FORMAT]
     return text.splitlines()
 
 
@@ -102,7 +107,7 @@ def test_new_games_are_stored_as_records_and_read_back_the_same(old_db: Path,
     source.write_text("".join(json.dumps(r) + "\n" for r in records))
     new = tmp_path / "new.db"
     assert json.loads(run(new, ["import", str(source), "--json"])) == \
-        {"imported": len(records), "skipped": 0}
+        {"imported": len(records), "skipped": 0, "tournaments": 0}  # an older export
     assert set(stored_forms(new)) == {RECORD_FORMAT}
     assert parse("jsonl", run(new, ["export", "--what", "records"])) == records
     for entry in EXPECTED:  # (the text shows times, which records round to 0.1 ms)
@@ -121,6 +126,39 @@ def test_new_games_are_stored_as_records_and_read_back_the_same(old_db: Path,
         assert store.load_game("new-beside-old").turns == game.turns
         assert store.load_game("old-format-1").turns == game.turns
     assert sorted(set(stored_forms(mixed)), key=str) == [1, 2, RECORD_FORMAT]
+
+
+def test_an_export_carries_every_schedule_and_sprt_state_into_an_import(
+        old_db: Path, tmp_path: Path) -> None:
+    """An import of a whole export shows what the source showed: the SPRT that stopped
+    early keeps its unplayed entries and its recorded decision, the tournament interrupted
+    before its first game is there with its whole schedule (yard import used to lose
+    both: the SPRT read 7/7 instead of 7/24, with ``recorded`` null)."""
+    exported = tmp_path / "all.jsonl"
+    run(old_db, ["export", "--what", "records", "--out", str(exported)])
+    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    heads = [line for line in lines if line["format"] == TOURNAMENT_FORMAT]
+    listing = ["tournament", "list", "--json"]
+    (listed,) = [e["output"] for e in EXPECTED if e["args"] == listing]
+    (sprt_args,) = [e["args"] for e in EXPECTED if e["args"][0] == "sprt"]
+    (tested,) = [e["output"] for e in EXPECTED if e["args"][0] == "sprt"]
+    assert len(heads) == len(listed) == 4
+    assert [line["format"] for line in lines[-4:]] == [TOURNAMENT_FORMAT] * 4  # at the end
+    sprt_head = next(h for h in heads if h["id"] == tested["tournament_id"])
+    assert len(sprt_head["schedule"]) == 24 and sprt_head["state"]["finished"] is True
+
+    new = tmp_path / "new.db"
+    assert json.loads(run(new, ["import", str(exported), "--json"])) == \
+        {"imported": len(lines) - 4, "skipped": 0, "tournaments": 4}
+    assert json.loads(run(new, listing)) == listed  # scheduled/played as the old yard had
+    assert json.loads(run(new, sprt_args)) == tested  # the same test, the same `recorded`
+    assert tested["recorded"] is not None
+    assert run(new, ["export", "--what", "records"]) == \
+        run(old_db, ["export", "--what", "records"])  # and it exports the same file again
+    # Importing the file again changes nothing.
+    assert json.loads(run(new, ["import", str(exported), "--json"])) == \
+        {"imported": 0, "skipped": len(lines) - 4, "tournaments": 4}
+    assert json.loads(run(new, listing)) == listed
 
 
 def test_a_read_only_file_with_an_older_schema_is_read_without_being_changed(

@@ -221,7 +221,7 @@ def test_export_import_replay_gives_identical_states(
     folder, games = played
     done = yard("import", str(exported), "--db", f"sqlite:///{folder / 'b.db'}", "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"imported": 10, "skipped": 0}
+    assert json.loads(done.stdout) == {"imported": 10, "skipped": 0, "tournaments": 1}
     with Database.connect(f"sqlite:///{folder / 'a.db'}") as a, \
             Database.connect(f"sqlite:///{folder / 'b.db'}") as b:
         for game in games.values():
@@ -288,9 +288,9 @@ def test_import_is_idempotent_by_game_id(played: tuple[Path, dict[str, str]],
     assert first.returncode == 0, first.stderr
     assert first.stdout.startswith("imported 4 games, skipped 0 already stored")
     second = yard("import", str(exported), "--db", url, "--json")
-    assert json.loads(second.stdout) == {"imported": 6, "skipped": 4}
+    assert json.loads(second.stdout) == {"imported": 6, "skipped": 4, "tournaments": 1}
     third = yard("import", str(exported), "--db", url, "--json")
-    assert json.loads(third.stdout) == {"imported": 0, "skipped": 10}
+    assert json.loads(third.stdout) == {"imported": 0, "skipped": 10, "tournaments": 1}
     with Database.connect(url) as store:
         assert len(store.list_games()) == 10
         tid = original_tournament(store, played[1])
@@ -329,7 +329,7 @@ def test_bad_records_are_refused_per_line_and_nothing_is_stored(
         played: tuple[Path, dict[str, str]], exported: Path, tmp_path: Path) -> None:
     lines = exported.read_text().splitlines()
     [good] = [json.loads(x) for x in lines
-              if json.loads(x)["game_id"] == played[1]["classic-1"]]
+              if json.loads(x).get("game_id") == played[1]["classic-1"]]
     variants = bad_lines(good)
     for name, (text, message) in variants.items():
         if name != "json":
@@ -354,7 +354,8 @@ def test_bad_records_are_refused_per_line_and_nothing_is_stored(
 
 def test_replay_json_and_file(played: tuple[Path, dict[str, str]], exported: Path) -> None:
     folder, games = played
-    by_id = {json.loads(line)["game_id"]: line for line in exported.read_text().splitlines()}
+    by_id = {json.loads(line).get("game_id"): line
+             for line in exported.read_text().splitlines()}
     game = games["classic-2"]
     done = yard("replay", game, "--json", "--db", f"sqlite:///{folder / 'a.db'}")
     assert done.returncode == 0, done.stderr
@@ -378,7 +379,7 @@ def test_custom_map_record_needs_no_files(played: tuple[Path, dict[str, str]],
                                           exported: Path) -> None:
     _, games = played
     [line] = [json.loads(x) for x in exported.read_text().splitlines()
-              if json.loads(x)["game_id"] == games["custom-map"]]
+              if json.loads(x).get("game_id") == games["custom-map"]]
     assert line["ruleset"]["board"]["name"] == "ring8"
     assert line["board"]["name"] == "ring8"
     game = from_portable(line)

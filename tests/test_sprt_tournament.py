@@ -85,6 +85,40 @@ def test_state_counts_complete_decided_pairs_from_stored_games(tmp_path: Path) -
     assert sprt_state(db, plain) is None and stored_sprt_state(db, plain) is None
 
 
+def test_an_imported_sprt_shows_the_progress_and_decision_of_its_source(
+        tmp_path: Path) -> None:
+    """`yard export --what records` then `yard import`: `yard tournament list` and `yard
+    sprt --json` read as at the source (an import used to turn 25/300 into 25/25 with
+    `recorded` null, and lose the secret deals' unplayed part of the schedule)."""
+    source, target = (f"sqlite:///{tmp_path / name}" for name in ("a.db", "b.db"))
+    db, tid = sprt_tournament(source, pairs=150, test="elo0=0,elo1=200")
+    entries = db.scheduled(tid)
+    greedy_wins = [Outcome.forfeit(0, Termination.DISCONNECTED),   # greedy hunts
+                   Outcome.forfeit(1, Termination.DISCONNECTED)]   # greedy is Mister X
+    for entry in entries[:25]:    # 12 pairs 2-0 decide H1; pair 12 has one game
+        db.record_forfeit(tid, entry, greedy_wins[entry.index % 2], "test")
+    assert record_state(db, tid) is not None
+    db.close()
+    listing, test = ["tournament", "list", "--json"], ["sprt", "--tournament", tid, "--json"]
+    before = [json.loads(yard_here(*args, "--db", source).stdout) for args in (listing, test)]
+    assert (before[0][0]["played"], before[0][0]["scheduled"]) == (25, 300)
+    assert before[1]["recorded"]["decision"] == "H1" and before[0][0]["sprt"] == "H1"
+
+    exported = tmp_path / "sprt.jsonl"
+    done = yard_here("export", "--what", "records", "--db", source, "--out", str(exported))
+    assert done.stderr.startswith("wrote 25 game records and 1 tournament to"), done.stderr
+    done = yard_here("import", str(exported), "--db", target, "--json")
+    assert json.loads(done.stdout) == {"imported": 25, "skipped": 0, "tournaments": 1}
+    after = [json.loads(yard_here(*args, "--db", target).stdout) for args in (listing, test)]
+    assert after == before
+    with Database.connect(source) as a, Database.connect(target) as b:
+        assert b.get_tournament(tid).spec == a.get_tournament(tid).spec  # finished: its
+        assert [e.seed for e in b.scheduled(tid)] == [e.seed for e in entries]  # deals too
+    resumed = yard_here("tournament", "resume", tid, "--db", target, "--json")
+    assert resumed.returncode == 0, resumed.stderr     # decided: it plays nothing
+    assert json.loads(resumed.stdout)["sprt"]["decision"] == "H1"
+
+
 def test_yard_sprt_prints_a_legend_and_keeps_its_json(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'l.db'}"
     db, tid = sprt_tournament(url, pairs=6)

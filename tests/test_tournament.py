@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,7 +19,7 @@ from yard_cli import yard_here
 
 from bots.spec import parse_spec
 from db.store import Database
-from game import Move, Termination, Winner, from_text
+from game import Move, Outcome, Termination, Winner, from_text
 from ratings.outcomes import from_results
 from tournament import processes
 from tournament.engines import spec_engine, start_engine
@@ -323,3 +324,66 @@ def test_sigterm_stops_a_run_and_says_how_to_resume(tmp_path: Path) -> None:
     assert f"yard tournament resume {tid} --db {url}" in rest and "Traceback" not in rest
     done = yard("tournament", "resume", tid, "--db", url, "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["games"] == 8, done.stderr
+
+
+SLOW_BOT = Path(__file__).resolve().parent / "data" / "slow_bot.py"
+
+
+def test_delete_refuses_a_running_tournament_and_played_games_unless_asked(
+        tmp_path: Path) -> None:
+    """`yard tournament delete ID`: refused while a runner plays it (its lease, gone with
+    the runner), and without --yes once games are stored; then everything of it goes."""
+    from tournament.spec import TournamentSpec, create
+
+    url = db_url(tmp_path)
+    gate = tmp_path / "gate"  # the slow bot's moves wait while it exists: a game runs
+    gate.touch()
+    runner = subprocess.Popen(
+        [*YARD, "tournament", "run", "--rules", "grid5", "--bots", "random,slow",
+         "--engine", f"name=slow class={SLOW_BOT}:Slow option.hold={gate} option.think=0",
+         "--pairs", "2", "--seed", "3", "--concurrency", "1", "--db", url],
+        stderr=subprocess.PIPE, text=True)
+    assert runner.stderr is not None
+    try:
+        for line in runner.stderr:
+            if "#/tournaments/" in line:  # its server and bots are up
+                break
+        tid = line.split("#/tournaments/")[1].split()[0]
+        refused = yard_here("tournament", "delete", tid, "--yes", "--db", url)
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.startswith(
+            f"error: tournament {tid} is being played (a runner on {socket.gethostname()} "
+            f"(process {runner.pid}) holds it until "), refused.stderr
+        assert refused.stderr.rstrip().endswith("stop it before deleting it")
+    finally:
+        runner.kill()  # SIGKILL: it gives nothing up
+        runner.wait(timeout=30)
+        gate.unlink(missing_ok=True)
+    deadline = time.monotonic() + 30 * SCALE
+    while _server_running(url) and time.monotonic() < deadline:
+        time.sleep(0.1)  # the orphaned server stores the game it aborts, then stops
+    done = yard_here("tournament", "delete", tid, "--yes", "--json", "--db", url)
+    assert done.returncode == 0, done.stderr  # its runner is gone, and its lease with it
+    deleted = json.loads(done.stdout)
+    assert (deleted["tournament_id"], deleted["deleted"], deleted["scheduled"]) == \
+        (tid, True, 4)
+    db = Database.connect(url)
+    assert db.list_tournaments() == [] and db.list_games() == []
+
+    # Stored games need --yes: without it nothing is deleted.
+    tid = create(db, TournamentSpec(rules="grid5", bots=["random", "greedy"], pairs=1))
+    db.record_forfeit(tid, db.scheduled(tid)[0], Outcome.forfeit(1, Termination.DISCONNECTED),
+                      "test")
+    refused = yard_here("tournament", "delete", tid, "--db", url)
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        f"error: tournament {tid} has 1 stored game (and 2 schedule entries): nothing "
+        f"deleted; pass --yes to delete them with it (keep a copy first: yard export --what "
+        f"records --tournament {tid} --out FILE)\n")
+    assert db.get_tournament(tid).played == 1
+    done = yard_here("tournament", "delete", tid, "--yes", "--db", url)
+    assert done.stdout.startswith(f"deleted tournament {tid}: 1 game, 2 schedule entries")
+    assert db.list_tournaments() == [] and db.list_games() == []
+    missing = yard_here("tournament", "delete", tid, "--db", url)
+    assert missing.returncode == 2 and f"no tournament {tid!r}" in missing.stderr
+    db.close()

@@ -59,6 +59,12 @@ def _browser_missing() -> str | None:
 
 @pytest.fixture(scope="module")
 def driver() -> Iterator[Any]:
+    yield from chromium()
+
+
+def chromium() -> Iterator[Any]:
+    """A headless Chromium for one test module (a module-scoped ``driver`` fixture yields
+    from this), quit afterwards."""
     missing = _browser_missing()
     if missing:
         if os.environ.get("CI") == "true":
@@ -69,8 +75,11 @@ def driver() -> Iterator[Any]:
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
+    # --disable-ipc-flooding-protection: Chromium ignores address changes beyond 200 in 10
+    # seconds in a page; the route property test (test_web_pages.py) makes more.
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1400,1000", "--hide-scrollbars"):
+                "--window-size=1400,1000", "--hide-scrollbars",
+                "--disable-ipc-flooding-protection"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     chrome = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))

@@ -136,6 +136,8 @@ async def test_a_game_is_withheld_while_its_paired_game_is_played(tmp_path: Path
             _, snapshot = await get_json(f"{base}api/live/{second}")
             assert snapshot["view"]["seat"] is None and "mrx" not in snapshot["view"]
             assert not {"seed", "mrx_seed", "start", "mrx_path"} & _keys(snapshot)
+            for move in snapshot["moves"]:  # the moves so far: Mister X's as tickets only
+                assert move["seat"] != "mrx" or ":" not in move["move"], move
             _, live = await get_json(f"{base}api/live")
             assert not {"seed", "mrx_seed"} & _keys(live)
             await _play_out(second, x, d)

@@ -87,6 +87,31 @@ def seed_database(path: Path) -> Seeded:
     return Seeded(url, tid, classic)
 
 
+TEAM = "random/greedy"
+"""A tournament player whose Mister X is ``random`` and whose detectives are ``greedy``."""
+
+
+def add_team_tournament(url: str) -> str:
+    """Store a finished grid5 tournament (2 pairs) between the team :data:`TEAM` and
+    ``random``; returns its id. Its games name the bots that played (``random``,
+    ``greedy``); the leaderboard names the players (``random/greedy``)."""
+    players = [TEAM, "random"]
+    with Database.connect(url) as store:
+        tid = store.create_tournament({"rules": "grid5", "bots": players, "pairs": 2,
+                                       "format": "round-robin"})
+        for entry in store.schedule(tid, make_schedule(players, pairs=2, seed=5)):
+            mrx = mrx_bot(entry.mrx)
+            detectives = team_members(entry.detectives)
+            result = play_game("grid5", make_bot(mrx), [make_bot(n) for n in detectives],
+                               seed=entry.seed)
+            record = record_from_moves(f"team-{entry.index}", result.start, result.moves,
+                                       {0: mrx, 1: detectives[0]}, result.outcome,
+                                       seed=entry.seed)
+            record.schedule_id = entry.schedule_id
+            store.save_game(record)
+    return tid
+
+
 def truth_path(record: GameRecord) -> list[tuple[int, int]]:
     """(Mister X's station, travel-log length) after every turn of ``record``, start
     first."""

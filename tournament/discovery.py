@@ -77,6 +77,8 @@ async def bots_json(checks: list[str], only: list[str] | None = None) -> list[di
         raise TournamentRunError(reason[-1].removeprefix("error: ") if reason else
                                  "`yard bots --check` refused a bot")
     if proc.returncode != 0:
-        raise TournamentRunError("`yard bots --json` failed; cannot check the bot names")
+        lines = err.decode(errors="replace").strip().splitlines()
+        why = f": {lines[-1]}" if lines else f" (exit status {proc.returncode})"
+        raise TournamentRunError(f"`yard bots --json` crashed while checking the bots{why}")
     rows: list[dict[str, Any]] = json.loads(out)
     return rows

@@ -31,15 +31,19 @@ waits until it is connected. Used by ``yard tournament run``, ``yard match`` and
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import re
 import shlex
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from bots.spec import BotSpec, BotSpecError, parse_spec
 from game.errors import YardError
+from protocol import BotInfo
 from server.admin import AdminClient, AdminError
 from tournament.processes import READY_TIMEOUT_S, Child, yard_argv
 
@@ -204,27 +208,63 @@ async def start_engine(engine: Engine, url: str, stderr_log: Path | None = None,
                        timeout: float = READY_TIMEOUT_S, admin_token: str | None = None
                        ) -> Child:
     """Launch ``engine`` against the server at ``url``, announcing ``instance`` (see
-    ``hello.instance``); returns once it is connected.
+    ``hello.instance``); returns once it is connected, at most ``timeout`` seconds after
+    the call (:class:`~tournament.processes.ProcessError` otherwise, saying which bots did
+    connect).
 
     A ``yard bot`` engine reports ready on stdout; a command is ready when the server
     (at ``watch_url``, default ``url``; as admin with ``admin_token``) lists a bot named
     ``engine.name`` (with that instance)."""
+    deadline = time.monotonic() + timeout
     argv = engine.command(url, instance)
     env = engine.env(url, instance)
     what = shlex.join(argv) if engine.cmd is not None else f"yard bot {engine.bot}"
+    wanted = f"bot named {engine.name!r}" + ("" if instance is None else
+                                              f" with instance {instance}")
     if engine.bot is not None:
         return await Child.launch(argv, what, expect="connected", stderr_log=stderr_log,
-                                  env=env, cwd=engine.cwd, timeout=timeout)
+                                  env=env, cwd=engine.cwd, timeout=timeout,
+                                  not_ready=lambda: f"no {wanted} connected within "
+                                                    f"{timeout:g} s")
+    seen: list[BotInfo] = []
     try:
-        async with AdminClient(watch_url or url, admin_token, name="yard-launcher") as admin:
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                async with asyncio.timeout(timeout):
+                    admin = await stack.enter_async_context(
+                        AdminClient(watch_url or url, admin_token, name="yard-launcher"))
+            except TimeoutError:
+                raise EngineError(f"cannot watch {url} for engine {engine.name!r}: the "
+                                  f"server did not answer within {timeout:g} s") from None
+
             async def connected() -> bool:
+                seen[:] = await admin.list_bots()
                 return any(bot.name == engine.name and
-                           (instance is None or instance in bot.instances)
-                           for bot in await admin.list_bots())
+                           (instance is None or instance in bot.instances) for bot in seen)
+
+            def missing() -> str:
+                return f"no {wanted} connected within {timeout:g} s; {connected_bots(seen)}"
+
             return await Child.launch(argv, what, ready=connected, stderr_log=stderr_log,
-                                      env=env, cwd=engine.cwd, timeout=timeout)
+                                      env=env, cwd=engine.cwd, not_ready=missing,
+                                      timeout=max(0.0, deadline - time.monotonic()))
     except AdminError as exc:
         raise EngineError(f"cannot watch {url} for engine {engine.name!r}: {exc}") from None
+
+
+def connected_bots(bots: list[BotInfo]) -> str:
+    """What a server's bot list says, for errors: ``"bots that did connect: other
+    (instance 1)"`` or ``"no bot connected at all"``."""
+    if not bots:
+        return "no bot connected at all"
+    names = []
+    for bot in sorted(bots, key=lambda b: b.name):
+        if bot.instances:
+            label = "instance" if len(bot.instances) == 1 else "instances"
+            names.append(f"{bot.name} ({label} {', '.join(bot.instances)})")
+        else:
+            names.append(bot.name)
+    return f"bots that did connect: {', '.join(names)}"
 
 
 def join_engine_args(args: list[str]) -> list[str]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tournament.engines import Engine, EngineError, start_engine
-from tournament.processes import Child, ProcessError
+from tournament.processes import READY_TIMEOUT_S, Child, ProcessError
 
 
 @dataclass(frozen=True)
@@ -51,14 +51,16 @@ class BotLaunch:
     engine: Engine | None = None
 
     async def start(self, url: str, instance: str, stderr_log: Path | None,
-                    admin_token: str | None = None) -> Child:
-        """Start one process of this bot for ``instance``; returns once it is connected
-        (``admin_token``: the server's, to see a command engine connect)."""
+                    admin_token: str | None = None, timeout: float = READY_TIMEOUT_S
+                    ) -> Child:
+        """Start one process of this bot for ``instance``; returns once it is connected,
+        at most ``timeout`` seconds after its start (``admin_token``: the server's, to see
+        a command engine connect)."""
         if self.engine is not None:
             return await start_engine(self.engine, url, stderr_log, instance=instance,
-                                      admin_token=admin_token)
+                                      admin_token=admin_token, timeout=timeout)
         return await Child.start([*self.args, "--url", url, "--instance", instance],
-                                 "connected", stderr_log=stderr_log)
+                                 "connected", stderr_log=stderr_log, timeout=timeout)
 
 
 def available_cores() -> int:
@@ -98,15 +100,24 @@ def instance_of(slot: int) -> str:
 
 
 class BotPool:
-    """Every bot of a tournament started once per game slot (see the module docstring)."""
+    """Every bot of a tournament started once per game slot (see the module docstring).
+
+    ``timeout``: seconds each process has, from its start, to connect (the tournament's
+    ``--connect-timeout``). At most ``starting`` processes (default: the cores) start at
+    once, so the interpreters' start-up does not eat into each other's time; waiting for
+    that turn does not count.
+    """
 
     def __init__(self, launches: Sequence[BotLaunch], slots: int,
-                 stderr_log: Path | None = None) -> None:
+                 stderr_log: Path | None = None, *, timeout: float = READY_TIMEOUT_S,
+                 starting: int | None = None) -> None:
         if slots < 1:
             raise ValueError("a bot pool needs at least one slot")
         self.launches = list(launches)
         self.slots = slots
         self.stderr_log = stderr_log
+        self.timeout = timeout
+        self.starting = max(1, starting or available_cores())
         self.children: dict[tuple[str, str], Child] = {}
 
     @property
@@ -115,23 +126,32 @@ class BotPool:
         return [instance_of(slot) for slot in range(self.slots)]
 
     async def start(self, url: str, admin_token: str | None = None) -> None:
-        """Start every process (all at once) and wait until each is connected; on any
-        failure stop those that did start and raise :class:`ProcessError`.
-        ``admin_token``: the server's (command engines are seen connecting as admin)."""
-        wanted = [(launch, instance) for instance in self.instances for launch in self.launches]
-        started = await asyncio.gather(
-            *(launch.start(url, instance, self.stderr_log, admin_token)
-              for launch, instance in wanted),
-            return_exceptions=True)
-        failures = [result for result in started if isinstance(result, BaseException)]
-        for (launch, instance), result in zip(wanted, started, strict=True):
-            if isinstance(result, Child):
-                self.children[launch.name, instance] = result
-        if failures:
+        """Start every process and wait until each is connected; on the first failure
+        stop them all (those still starting included) and raise it as a
+        :class:`ProcessError` or :class:`EngineError`. ``admin_token``: the server's
+        (command engines are seen connecting as admin)."""
+        turn = asyncio.Semaphore(self.starting)
+
+        async def one(launch: BotLaunch, instance: str) -> None:
+            async with turn:
+                child = await launch.start(url, instance, self.stderr_log, admin_token,
+                                           self.timeout)
+            self.children[launch.name, instance] = child
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for instance in self.instances:
+                    for launch in self.launches:
+                        group.create_task(one(launch, instance))
+        except BaseException as exc:
             await self.stop()
-            first = failures[0]
+            if not isinstance(exc, BaseExceptionGroup):
+                raise
+            first = exc.exceptions[0]
             if isinstance(first, ProcessError | EngineError):
-                raise first
+                raise first from None
+            if not isinstance(first, Exception):
+                raise first from None  # KeyboardInterrupt, SystemExit
             raise ProcessError(f"a bot process could not start: {first!r}") from first
 
     async def stop(self) -> None:

@@ -68,17 +68,21 @@ class Child:
     async def launch(cls, argv: Sequence[str], what: str, *, expect: str | None = None,
                      ready: Callable[[], Awaitable[bool]] | None = None,
                      timeout: float = READY_TIMEOUT_S, stderr_log: Path | None = None,
-                     env: Mapping[str, str] | None = None, cwd: str | None = None) -> Child:
+                     env: Mapping[str, str] | None = None, cwd: str | None = None,
+                     not_ready: Callable[[], str] | None = None) -> Child:
         """Run ``argv`` and wait until it is ready: its first stdout line starts with
         ``expect``, or (without ``expect``) ``ready()`` says so; its stdout then goes to
-        ``stderr_log`` too. Raises :class:`ProcessError` (with the log's last lines) if it
-        exits or is not ready within ``timeout`` seconds. ``what`` names it in errors."""
+        ``stderr_log`` too. Raises :class:`ProcessError` if it exits or is not ready within
+        ``timeout`` seconds (``not_ready()`` then says what was missing), with the lines it
+        and the other children wrote to ``stderr_log`` since it started. ``what`` names it
+        in errors. Cancelled while waiting, it stops the process first."""
         try:
             log_file = stderr_log.open("ab") if stderr_log is not None else None
         except OSError as exc:
             raise ProcessError(f"cannot write the process log {stderr_log}: "
                                f"{exc.strerror}") from None
         try:
+            offset = log_file.tell() if log_file is not None else 0
             proc = await asyncio.create_subprocess_exec(
                 *argv, stdout=asyncio.subprocess.PIPE if expect is not None else log_file,
                 stderr=log_file, preexec_fn=_die_with_parent, cwd=cwd,
@@ -88,25 +92,29 @@ class Child:
         finally:
             if log_file is not None:
                 log_file.close()  # the child holds its own copy of the descriptor
-        if expect is not None:
-            assert proc.stdout is not None
-            try:
-                line = await asyncio.wait_for(proc.stdout.readline(), timeout)
-            except TimeoutError:
-                line = b""
-            text = line.decode(errors="replace").strip()
-            if text.startswith(expect):
-                return cls(proc, text)
-            problem = f"got {text!r:.200}"
-        else:
-            assert ready is not None
-            problem = await _wait_ready(proc, ready, timeout)
-            if not problem:
-                return cls(proc, "")
+        line = ""
+        try:
+            if expect is not None:
+                line, problem = await _wait_line(proc, expect, timeout)
+            else:
+                assert ready is not None
+                problem = await _wait_ready(proc, ready, timeout)
+        except BaseException:
+            await cls(proc, "").stop()  # cancelled (a sibling failed, Ctrl-C): no orphan
+            raise
+        if problem is None:
+            return cls(proc, line)
         await cls(proc, "").stop()
-        message = f"`{what}` did not start ({problem})"
+        if problem != _TIMED_OUT:
+            message = f"`{what}` did not start ({problem})"
+        elif not_ready is not None:
+            message = f"`{what}` did not connect: {not_ready()}"
+        else:
+            message = f"`{what}` did not start (not ready after {timeout:g} s)"
         if stderr_log is not None:
-            message += f"; last lines of {stderr_log}:\n{tail(stderr_log)}"
+            lines = tail(stderr_log, start=offset)
+            message += (f"; last lines of {stderr_log}:\n{lines}" if lines else
+                        f"; nothing was written to {stderr_log} meanwhile")
         raise ProcessError(message)
 
     async def stop(self, timeout: float = 10.0) -> int:
@@ -122,24 +130,59 @@ class Child:
         return self.proc.returncode or 0
 
 
-async def _wait_ready(proc: asyncio.subprocess.Process, ready: Callable[[], Awaitable[bool]],
-                      timeout: float) -> str:
-    """"" when ``ready()`` turned true, else what went wrong."""
+#: What the waiters below return when the time is up.
+_TIMED_OUT = "timed out"
+
+
+async def _wait_line(proc: asyncio.subprocess.Process, expect: str,
+                     timeout: float) -> tuple[str, str | None]:
+    """``(line, None)`` when the first stdout line of ``proc`` starts with ``expect``
+    within ``timeout`` seconds, else ``("", what went wrong)`` (``_TIMED_OUT``: no line)."""
+    assert proc.stdout is not None
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    try:
+        line = await asyncio.wait_for(proc.stdout.readline(), timeout)
+    except TimeoutError:
+        return "", _TIMED_OUT
+    text = line.decode(errors="replace").strip()
+    if text.startswith(expect):
+        return text, None
+    if not line:  # end of its output: it exited (or closed stdout)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), max(0.0, deadline - time.monotonic()))
+        if proc.returncode is not None:
+            return "", f"it exited with status {proc.returncode}"
+        return "", _TIMED_OUT
+    return "", f"got {text!r:.200}"
+
+
+async def _wait_ready(proc: asyncio.subprocess.Process, ready: Callable[[], Awaitable[bool]],
+                      timeout: float) -> str | None:
+    """None when ``ready()`` turned true within ``timeout`` seconds (each call of it
+    bounded by what is left), else what went wrong (``_TIMED_OUT``)."""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
         if proc.returncode is not None:
             return f"it exited with status {proc.returncode}"
-        if await ready():
-            return ""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), READY_POLL_S)  # poll, or notice an exit
-    return f"not ready after {timeout:g} s"
+        try:
+            if await asyncio.wait_for(ready(), left):
+                return None
+        except TimeoutError:
+            break
+        with contextlib.suppress(TimeoutError):  # poll, or notice an exit
+            await asyncio.wait_for(proc.wait(), min(READY_POLL_S, max(0.0, left)))
+    if proc.returncode is not None:
+        return f"it exited with status {proc.returncode}"
+    return _TIMED_OUT
 
 
-def tail(path: Path, lines: int = 20) -> str:
-    """The last ``lines`` lines of a text file ("" if it cannot be read)."""
+def tail(path: Path, lines: int = 20, start: int = 0) -> str:
+    """The last ``lines`` lines of a text file from byte ``start`` on ("" if it cannot be
+    read)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with path.open("rb") as handle:
+            handle.seek(start)
+            text = handle.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
     return "\n".join(text.splitlines()[-lines:])

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from db.errors import DatabaseError
 from db.records import ScheduledGame
 from db.store import Database
 from game import Outcome, Termination
@@ -46,6 +47,12 @@ from tournament.sprt import SprtMonitor, record_state, store_state
 log = logging.getLogger(__name__)
 
 RETRY_S = 0.25
+#: Seconds the runner's lease on its tournament lasts without a renewal.
+RUNNER_LEASE_S = 30.0
+
+
+class StartError(TournamentRunError):
+    """The runner's server or bot processes did not start: no game was played."""
 
 
 @dataclass
@@ -112,6 +119,8 @@ class TournamentRunner:
         self.sprt = SprtMonitor.load(db, tournament_id)
         self._skipped = 0
         self._sprt_lock = asyncio.Lock()
+        #: The runner lease's renewal being written (``run``).
+        self._renewal: asyncio.Future[None] | None = None
 
     async def run(self) -> Progress:
         """Play every pending game (an SPRT: until its decision); returns the final
@@ -123,6 +132,9 @@ class TournamentRunner:
         if not pending or self._decided():
             self._record_sprt(progress)
             return progress
+        self.spec.check_dealable(self.tournament_id, pending)
+        await asyncio.to_thread(self.db.hold_runner, self.tournament_id, RUNNER_LEASE_S)
+        lease = asyncio.create_task(self._renew_lease())
         try:
             url = self.server_url or await self._start_local(len(pending))
             if self.on_server is not None:
@@ -171,8 +183,37 @@ class TournamentRunner:
             raise TournamentRunError(f"server: {errors.exceptions[0]}") from None
         finally:
             await self._stop_local()
+            await self._release_lease(lease)
         self._record_sprt(progress)
         return progress
+
+    async def _renew_lease(self) -> None:
+        """Renew the runner lease taken by :meth:`run` every third of
+        :data:`RUNNER_LEASE_S` while the run lasts (``yard tournament delete`` refuses a
+        tournament that a live runner holds)."""
+        while True:
+            await asyncio.sleep(RUNNER_LEASE_S / 3)  # the renewal period
+            self._renewal = asyncio.ensure_future(asyncio.to_thread(
+                self.db.hold_runner, self.tournament_id, RUNNER_LEASE_S))
+            try:
+                await asyncio.shield(self._renewal)
+            except DatabaseError as exc:  # a blip: try again at the next tick
+                log.warning("tournament %s: cannot renew the runner lease: %s",
+                            self.tournament_id, exc)
+
+    async def _release_lease(self, lease: asyncio.Task[None]) -> None:
+        """Stop renewing (after a renewal in flight has been written) and give the lease
+        up."""
+        lease.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await lease
+        if self._renewal is not None:
+            await asyncio.wait([self._renewal])
+        try:
+            await asyncio.to_thread(self.db.release_runner, self.tournament_id)
+        except DatabaseError as exc:  # it expires by itself
+            log.warning("tournament %s: cannot release the runner lease: %s",
+                        self.tournament_id, exc)
 
     def _decided(self) -> bool:
         return self.sprt is not None and self.sprt.decided
@@ -238,12 +279,13 @@ class TournamentRunner:
             slots = min(self.concurrency, pending)
             if (warning := oversubscription(slots, launches)) is not None:
                 self.notice(warning)
-            self.pool = BotPool(launches, slots, self.child_log)
+            self.pool = BotPool(launches, slots, self.child_log,
+                                timeout=self.spec.connect_timeout)
             await self.pool.start(url, self.admin_token)
         except (ProcessError, EngineError) as exc:
             await self._stop_local()
             where = "" if self.child_log else " (see the message above)"
-            raise TournamentRunError(f"{exc}{where}") from None
+            raise StartError(f"{exc}{where}") from None
         except BaseException:
             await self._stop_local()
             raise

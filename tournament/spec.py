@@ -10,6 +10,7 @@ its whole schedule (:mod:`tournament.schedule`).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -121,8 +122,11 @@ class TournamentSpec:
         rules = load_ruleset(self.rules)
         if self.detectives is not None:
             rules.with_detectives(self.detectives)
-        if self.move_time <= 0 or self.bank_time < 0 or self.connect_timeout < 0:
+        if self.move_time <= 0 or self.bank_time < 0:
             raise TournamentRunError("--move-time must be > 0 and --bank-time >= 0")
+        if not self.connect_timeout > 0:
+            raise TournamentRunError(f"--connect-timeout must be > 0 (seconds a bot has to "
+                                     f"connect), not {self.connect_timeout:g}")
         if self.max_illegal < 1:
             raise TournamentRunError("--max-illegal must be at least 1")
         try:
@@ -135,6 +139,20 @@ class TournamentSpec:
         make_schedule(self.bots, self.pairs, 0, Format(self.format), self.self_play)
         if self.sprt is not None:
             self._validate_sprt()
+
+    def check_dealable(self, tournament_id: str, pending: Sequence[ScheduledGame]) -> None:
+        """Raise :class:`TournamentRunError` when the ``pending`` games cannot be dealt here:
+        the tournament was imported from an export made before it was finished, which
+        withholds its secret deal key and the seeds of the games still to play."""
+        if not pending:
+            return
+        if (self.seed is None and self.secret is None) or any(
+                entry.seed is None for entry in pending):
+            raise TournamentRunError(
+                f"tournament {tournament_id} cannot deal its {len(pending)} unplayed games "
+                f"here: it was imported from an export made before it was finished, which "
+                f"withholds its secret deal key and the seeds of the games still to play; "
+                f"resume it in the database it was exported from")
 
     def _validate_sprt(self) -> None:
         try:

@@ -138,6 +138,11 @@ class DqnBot(Bot):
 
     def __init__(self, seed: int | None = None, *, weights: str = "",
                  epsilon: float = 0.0, safe: bool = False) -> None:
+        """Args:
+            weights: a weights file instead of the shipped one
+            epsilon: probability of a random legal move (0: always greedy)
+            safe: Mister X avoids moves a detective can reach next turn
+        """
         super().__init__(seed)
         self.weights = weights
         self.epsilon = epsilon

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import cache
 from multiprocessing import get_context
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from bots.mcts.compact import compact_view, move_key
 from bots.mcts.kernel import Tables, tables_for
 from bots.mcts.lc import load_weights
 from bots.mcts.tree import new_tree, root_children, run_iterations
+from bots.options import Range
 from bots.registry import BotOptionError
 from game import Move, MrXView, Ruleset, View
 from game.rules import ruleset_from_dict
@@ -80,9 +81,24 @@ class MctsBot(Bot):
     name = "mcts"
 
     def __init__(self, seed: int | None = None, *, time: float = 1.0, iterations: int = 0,
-                 c: float = 0.7, r: float = 0.0, epsilon: float = 1.0, filter: bool = False,
-                 lc: bool = False, lc_file: str = "", profile: str = "baseline",
+                 c: float = 0.7, r: Annotated[float, Range(ge=0, le=1)] = 0.0,
+                 epsilon: Annotated[float, Range(ge=0, le=1)] = 1.0, filter: bool = False,
+                 lc: bool = False, lc_file: str = "",
+                 profile: Literal["baseline", "tuned"] = "baseline",
                  workers: int = 1, max_nodes: int = 200_000) -> None:
+        """Args:
+            time: seconds per move (when iterations is 0)
+            iterations: fixed iterations per move (0: use time)
+            c: UCT exploration constant
+            r: a catch by another detective scores 1-r
+            epsilon: playouts epsilon-greedy (1.0: random)
+            filter: only sensible secret and double moves
+            lc: Location Categorization (learned weights)
+            lc_file: LC weights file ('': the packaged one)
+            profile: tuned sets r=0.1, epsilon=0.2, filter, lc unless given
+            workers: processes for detectives' root parallelism
+            max_nodes: tree capacity
+        """
         super().__init__(seed)
         try:
             chosen = Profile(profile)

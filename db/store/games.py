@@ -30,11 +30,11 @@ from db.models import (
     ScheduledGameRow,
     TurnRow,
 )
-from db.portable import EFFORT_KEYS, PortableGame, from_stored, to_stored
+from db.portable import EFFORT_KEYS, PortableGame, PortableTournament, from_stored, to_stored
 from db.records import ComputeRow, GameRecord, GameSummary, ResultRow, TurnRecord
 from db.store.base import Connection, aware, utc
 from db.store.schedule import ensure_entry
-from db.store.tournaments import ensure_tournament
+from db.store.tournaments import ensure_tournament, import_tournament
 from game import Termination, Winner, seat_name
 
 log = logging.getLogger(__name__)
@@ -185,10 +185,13 @@ class Games(Connection):
             tuple(row[name] if fix is None else fix(row[name]) for name, fix in convert)
             for row in rows])
 
-    def import_games(self, games: Sequence[PortableGame]) -> list[bool]:
+    def import_games(self, games: Sequence[PortableGame],
+                     tournaments: Sequence[PortableTournament] = ()) -> list[bool]:
         """Store games read from self-contained records, all in one transaction (if any
         fails, none is stored); returns, per game, whether it was stored (``False``: a game
-        with that id is already in the database, or earlier in ``games``).
+        with that id is already in the database, or earlier in ``games``). The
+        ``tournaments`` of an export's tournament lines are stored first, in the same
+        transaction, with their whole schedules (:func:`~db.store.tournaments.import_tournament`).
 
         A game's tournament is created when this database does not have it (with the
         record's spec and creation time), and its schedule entry likewise, matched by
@@ -197,6 +200,8 @@ class Games(Connection):
         """
         stored = []
         with self._write("import games") as session:
+            for tournament in tournaments:
+                import_tournament(session, tournament.info, tournament.schedule)
             for game in games:
                 record = game.record
                 _check_record(record)

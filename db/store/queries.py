@@ -214,8 +214,11 @@ def games_page(engine: Engine, *, ruleset: str | None = None,
                offset: int = 0, withheld: WithheldCache) -> tuple[int, list[dict[str, Any]]]:
     """The number of stored games that match, and ``limit`` of them from ``offset``, newest
     first, as the games list shows them (less the games ``withheld`` now). ``player``: a
-    bot of either side (a team's name or one of its seats); ``result``: ``mrx``,
-    ``detectives`` or ``none`` (no winner)."""
+    bot of either side (a team's name or one of its seats) or a tournament's player as the
+    leaderboard names it (its schedule entry's name, e.g. ``run2/rush``: Mister X played by
+    ``run2``, the detectives by ``rush``); ``result``: ``mrx``, ``detectives`` or ``none``
+    (no winner). Each game also names its sides' ``entrants``: the tournament players
+    (as rated), or the bots outside a schedule."""
     where: list[Any] = []
     if ruleset is not None:
         where.append(GameRow.ruleset == ruleset)
@@ -224,8 +227,13 @@ def games_page(engine: Engine, *, ruleset: str | None = None,
     if player is not None:
         seat_bot = sa.select(GameSeatRow.game_id).join(BotRow).where(
             GameSeatRow.game_id == GameRow.id, BotRow.name == player)
+        own = aliased(ScheduledGameRow)  # not the listing's own join of the entries
+        entry = sa.select(own.id).where(
+            own.id == GameRow.schedule_id,
+            sa.or_(own.mrx_player == player, own.detective_player == player))
         where.append(sa.or_(GameRow.mrx_player == player,
-                            GameRow.detective_player == player, seat_bot.exists()))
+                            GameRow.detective_player == player, seat_bot.exists(),
+                            entry.exists()))
     if result == "none":
         where.append(GameRow.winner.is_(None))
     elif result is not None:
@@ -236,19 +244,26 @@ def games_page(engine: Engine, *, ruleset: str | None = None,
         excluded = withheld.condition(session, tournament_id)
         if excluded is not None:
             where.append(excluded)
-        query = sa.select(GameRow).where(*where).order_by(GameRow.started_at.desc(), GameRow.id)
+        query = sa.select(GameRow, ScheduledGameRow.mrx_player,
+                          ScheduledGameRow.detective_player).outerjoin(
+            ScheduledGameRow, ScheduledGameRow.id == GameRow.schedule_id).where(
+            *where).order_by(GameRow.started_at.desc(), GameRow.id)
         total = session.scalar(sa.select(sa.func.count()).select_from(GameRow).where(*where))
-        rows = session.scalars(query.limit(limit).offset(offset)).all()
-        return int(total or 0), [_game_summary(row) for row in rows]
+        rows = session.execute(query.limit(limit).offset(offset)).all()
+        return int(total or 0), [_game_summary(row, mrx, detectives)
+                                 for row, mrx, detectives in rows]
 
 
-def _game_summary(row: GameRow) -> dict[str, Any]:
+def _game_summary(row: GameRow, mrx_entrant: str | None,
+                  detective_entrant: str | None) -> dict[str, Any]:
     return {"game_id": row.id, "ruleset": row.ruleset, "mrx_player": row.mrx_player,
             "detective_player": row.detective_player, "winner": row.winner,
             "termination": row.termination,
             "fault_seat": None if row.fault_seat is None else seat_name(row.fault_seat),
             "moves": row.moves, "started_at": _iso(row.started_at),
-            "finished_at": _iso(row.finished_at), "tournament_id": row.tournament_id}
+            "finished_at": _iso(row.finished_at), "tournament_id": row.tournament_id,
+            "entrants": {"mrx": mrx_entrant or row.mrx_player,
+                         "detectives": detective_entrant or row.detective_player}}
 
 
 def _iso(moment: datetime) -> str:

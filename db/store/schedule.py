@@ -55,8 +55,9 @@ class Schedule(Connection):
 
 def ensure_entry(session: Session, tournament_id: str, entry: ScheduledGame,
                  game_id: str) -> int:
-    """The id of the entry an imported game ``game_id`` played, created when missing;
-    :class:`TournamentError` if it exists with other players or seed, or was played."""
+    """The id of the entry an imported game ``game_id`` played, created when missing (an
+    entry without a seed gains the game's); :class:`TournamentError` if it exists with
+    other players or seed, or was played."""
     row = session.scalar(sa.select(ScheduledGameRow).where(
         ScheduledGameRow.tournament_id == tournament_id,
         ScheduledGameRow.game_index == entry.index))
@@ -65,6 +66,8 @@ def ensure_entry(session: Session, tournament_id: str, entry: ScheduledGame,
         session.add(row)
         session.flush()
         return row.id
+    if row.seed is None and row.pair_key == entry.pair_key:
+        row.seed = entry.seed  # withheld by an export made before the game was played
     if (row.pair_index, row.pair_key, row.mrx_player, row.detective_player, row.seed) != \
             (entry.pair_index, entry.pair_key, entry.mrx, entry.detectives, entry.seed):
         raise TournamentError(f"game {game_id}: schedule entry {entry.index} of tournament "

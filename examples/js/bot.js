@@ -9,9 +9,11 @@
 // yard tournament run --engine name=jsbot cmd="node --experimental-websocket bot.js").
 // A dropped connection is resumed with the token from "welcome" (docs/protocol.md).
 //
-// Strategy: Mister X takes the move that ends farthest (by station number spread) from the
-// detectives' stations' average; detectives move to the legal station nearest, by number,
-// to a possible location. Crude on purpose: the point is the protocol.
+// The server sends each board as data ("board", docs/protocol.md) before the first game on
+// it; the bot computes shortest-path distances over it (breadth-first search over the
+// land transports' edges). Strategy: Mister X takes the move that ends farthest from the
+// nearest detective; a detective moves towards the nearest possible location of Mister X.
+// Simple on purpose: the point is the protocol.
 
 const args = Object.fromEntries(
   process.argv.slice(2).reduce((pairs, arg, i, all) =>
@@ -27,19 +29,55 @@ let announced = false;
 let stopping = false;
 let failures = 0;
 
+const boards = new Map();   // board name -> {neighbours, distances}: from "board" messages
+const gameBoard = new Map(); // game id -> its board
+
 function destination(move) {        // "bus:52+taxi:13" -> 13
   const legs = move.split("+");
   return Number(legs[legs.length - 1].split(":")[1]);
 }
 
+// A "board" message -> neighbour lists over land transport (taxi, bus, underground: only
+// Mister X may take the ferry, with a secret ticket), and a cache of distances.
+function loadBoard(msg) {
+  const neighbours = Array.from({ length: msg.stations + 1 }, () => []);
+  for (const [transport, pairs] of Object.entries(msg.edges)) {
+    if (transport === "ferry") continue;
+    for (const [a, b] of pairs) {
+      neighbours[a].push(b);
+      neighbours[b].push(a);
+    }
+  }
+  return { name: msg.name, stations: msg.stations, neighbours, distances: new Map() };
+}
+
+// Shortest-path distances (in moves over land) from `station` to every station.
+function distancesFrom(board, station) {
+  let dist = board.distances.get(station);
+  if (dist) return dist;
+  dist = new Array(board.stations + 1).fill(Infinity);
+  dist[station] = 0;
+  const queue = [station];
+  for (let head = 0; head < queue.length; head++) {
+    const here = queue[head];
+    for (const next of board.neighbours[here]) {
+      if (dist[next] === Infinity) {
+        dist[next] = dist[here] + 1;
+        queue.push(next);
+      }
+    }
+  }
+  board.distances.set(station, dist);
+  return dist;
+}
+
 function choose(turn) {
   const view = turn.view;
-  const score = (move) => {
+  const board = gameBoard.get(turn.game);
+  const far = (from, targets) => Math.min(...targets.map((t) => distancesFrom(board, t)[from]));
+  const score = (move) => {   // lower is better
     const to = destination(move);
-    if (turn.seat === "mrx") {
-      return -Math.min(...view.detectives.map((d) => Math.abs(d - to)));
-    }
-    return Math.min(...view.possible.map((p) => Math.abs(p - to)));
+    return turn.seat === "mrx" ? -far(to, view.detectives) : far(to, view.possible);
   };
   return turn.legal.reduce((best, move) => (score(move) < score(best) ? move : best));
 }
@@ -66,6 +104,14 @@ function connect() {
           console.error(`resumed session ${msg.session}: ${msg.resumed.length} games`);
         }
         break;
+      case "board":   // once per board, before the first game on it
+        boards.set(msg.name, loadBoard(msg));
+        break;
+      case "game_start": {   // rules.board: a board name, or the map itself (custom maps)
+        const board = msg.rules.board;
+        gameBoard.set(msg.game, boards.get(typeof board === "string" ? board : board.name));
+        break;
+      }
       case "your_turn":
         send({ type: "move", game: msg.game, turn: msg.turn, seat: msg.seat, move: choose(msg) });
         break;
@@ -78,6 +124,7 @@ function connect() {
         break;
       case "game_over":
         played += 1;
+        gameBoard.delete(msg.game);
         console.error(`game ${msg.game}: ${msg.winner} won (${msg.termination})`);
         if (played >= maxGames) {
           stopping = true;
@@ -85,7 +132,7 @@ function connect() {
         }
         break;
       default:
-        break;   // game_start, update, move_ok: nothing to do for this bot
+        break;   // update, move_ok: nothing to do for this bot
     }
   });
 
@@ -106,4 +153,8 @@ function connect() {
   });
 }
 
-connect();
+if (require.main === module) {
+  connect();
+} else {
+  module.exports = { loadBoard, distancesFrom, choose };   // for tests
+}

@@ -3,9 +3,11 @@
 The websockets library hands every incoming request to ``process_request`` before the
 websocket handshake; a request without ``Upgrade: websocket`` is answered here and the
 connection closed, an upgrade goes on to the match server (or is refused when this is a
-``yard web`` browser without one). Only ``GET`` is answered (anything else is 405, and
-websockets refuses request bodies), and no route writes: nothing over HTTP can change the
-database or start a game.
+``yard web`` browser without one). Only ``GET`` and ``HEAD`` (a ``GET``'s status and
+headers) are answered (anything else is 405, and websockets refuses request bodies), and
+no route writes: nothing over HTTP can change the database or start a game. Every integer
+query parameter is checked against its bounds (:func:`_int`): anything else is a 400
+``bad_request`` that says what is allowed.
 
 Routes::
 
@@ -16,6 +18,7 @@ Routes::
     /api/tournaments           list with progress and status
     /api/tournaments/ID        one tournament (+ SPRT state when stored)
     /api/games                 ?rules&tournament&player&result&termination&limit&offset
+                               (player: a bot, or a tournament's player such as a team)
     /api/games/ID              ?perspective=all|mrx|detectives  (finished games)
     /api/live                  games being played now
     /api/live/ID               a running game's spectator snapshot (detectives' view)
@@ -44,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import http
 import json
 import logging
@@ -68,7 +72,14 @@ from db.store import Database
 from db.store.queries import WithheldCache, db_errors, open_read_engine, stored_boards
 from server.web.boards import BOARD_NAME, BoardCache, builtin_boards
 from server.web.errors import Busy, NotFound, WebError, Withheld
-from server.web.listings import GameFilter, list_games, sprt_state, tournament_dict
+from server.web.listings import (
+    MAX_LIMIT,
+    MAX_OFFSET,
+    GameFilter,
+    list_games,
+    sprt_state,
+    tournament_dict,
+)
 from server.web.live import LiveSource, live_boards, live_game, live_list, running_tournaments
 from server.web.ratings_cache import RatingsCache
 from server.web.replay import PERSPECTIVES, replay
@@ -322,10 +333,19 @@ class WebApp:
                 return None
             return self._text(http.HTTPStatus.FORBIDDEN, "this server only shows pages\n")
         self.requests += 1
-        if getattr(request, "method", "GET") != "GET":
-            response = self._text(http.HTTPStatus.METHOD_NOT_ALLOWED, "read-only: GET only\n")
-            response.headers["Allow"] = "GET"
+        method = getattr(request, "method", "GET")
+        if method not in ("GET", "HEAD"):
+            response = self._text(http.HTTPStatus.METHOD_NOT_ALLOWED,
+                                  "read-only: GET and HEAD only\n")
+            response.headers["Allow"] = "GET, HEAD"
             return response
+        response = await self._answer(connection, request)
+        if method == "HEAD":  # the GET's status and headers (Content-Length included)
+            return dataclasses.replace(response, body=b"")
+        return response
+
+    async def _answer(self, connection: Any, request: Request) -> Response:
+        """The answer to a ``GET`` of ``request.path``."""
         try:
             if self._games_running():
                 await self._pace(connection)
@@ -468,7 +488,8 @@ class WebApp:
         flt = GameFilter(ruleset=_one(query, "rules"), tournament_id=_one(query, "tournament"),
                          player=_one(query, "player"), result=_one(query, "result"),
                          termination=_one(query, "termination"),
-                         limit=_int(query, "limit", 50), offset=_int(query, "offset", 0))
+                         limit=_int(query, "limit", 50, 1, MAX_LIMIT),
+                         offset=_int(query, "offset", 0, 0, MAX_OFFSET))
 
         def read() -> dict[str, Any]:
             with db_errors("list games"):
@@ -615,14 +636,21 @@ def _one(query: dict[str, list[str]], name: str) -> str | None:
     return value or None
 
 
-def _int(query: dict[str, list[str]], name: str, default: int) -> int:
+_INTEGER = re.compile(r"-?[0-9]{1,30}")
+
+
+def _int(query: dict[str, list[str]], name: str, default: int, low: int, high: int) -> int:
+    """Query parameter ``name`` as an integer from ``low`` to ``high`` (``default`` when
+    absent); :class:`~server.web.errors.WebError` (400) for anything else: other text,
+    forms Python's ``int`` would also take (``1_000``, ``+5``, non-ASCII digits), or a
+    number out of bounds (never handed to the database)."""
     text = _one(query, name)
     if text is None:
         return default
-    try:
-        return int(text)
-    except ValueError:
-        raise WebError(f"{name} must be an integer") from None
+    value = int(text) if _INTEGER.fullmatch(text) else None
+    if value is None or not low <= value <= high:
+        raise WebError(f"{name} must be an integer from {low} to {high}, not {text!r:.40}")
+    return value
 
 
 def web_url(ws_url: str) -> str:

@@ -17,6 +17,9 @@ from server.web.ratings_cache import json_safe
 
 RESULTS = ("mrx", "detectives", "none")
 MAX_LIMIT = 500
+MAX_OFFSET = 1_000_000_000
+"""The largest ``offset`` of the games list (beyond any database's games; bounded so that
+no database is handed a number it cannot store)."""
 
 
 @dataclass(frozen=True)
@@ -38,8 +41,8 @@ class GameFilter:
         if self.termination is not None and self.termination not in {
                 t.value for t in Termination}:
             raise WebError(f"unknown termination {self.termination!r:.60}")
-        if not 1 <= self.limit <= MAX_LIMIT or self.offset < 0:
-            raise WebError(f"limit must be 1..{MAX_LIMIT} and offset >= 0")
+        if not 1 <= self.limit <= MAX_LIMIT or not 0 <= self.offset <= MAX_OFFSET:
+            raise WebError(f"limit must be 1..{MAX_LIMIT} and offset 0..{MAX_OFFSET}")
 
 
 def list_games(engine: Engine, flt: GameFilter, withheld: WithheldCache) -> dict[str, Any]:

@@ -11,7 +11,9 @@ Checks, one line each (``PASS``/``FAIL``/``SKIP``):
   secret moves, and must pick one of those offered; as detectives it must follow a Mister X
   who plays a double and a secret move (rulesets that have them);
 - ``resume``: the proxy drops its connection mid-game; it must reconnect with the
-  ``resume_token`` from its ``welcome`` within the grace period and finish the game;
+  ``resume_token`` from its ``welcome`` within the grace period and finish the game
+  (skipped when the bot forfeits that game by its own fault before the drop: a bot error,
+  an illegal move or a timeout, which the game checks already name);
 - ``deadline``: a game with a short move time (``--deadline``) and no bank, without timeout;
 - ``unknown fields``: every message of one game carries extra fields it must ignore.
 

@@ -30,6 +30,8 @@ from tournament.processes import Child, ProcessError
 
 RULE_ENDINGS = {Termination.CAUGHT, Termination.SURVIVED, Termination.CORNERED,
                 Termination.DETECTIVES_STUCK}
+OWN_FAULTS = {Termination.BOT_ERROR, Termination.ILLEGAL_MOVE, Termination.TIMEOUT}
+"""Forfeits by the bot's own doing (not a dropped connection or the harness)."""
 
 
 @dataclass
@@ -174,6 +176,16 @@ class Battery:
                 _seat_number(result.seat) not in seats:
             return (f"the reference bot forfeited ({result.termination.value}); this is a "
                     f"yard bug, not the bot's")
+        problem = self._verdict_of_faults(record, seats)
+        if problem:
+            return problem
+        if result.termination not in RULE_ENDINGS:
+            return f"the game ended by {result.termination.value}"
+        return ""
+
+    def _verdict_of_faults(self, record: GameRecord, seats: set[int]) -> str:
+        """The bot's first fault in ``record`` with its reason (for ``bot_error``: what the
+        bot itself said, ``choose raised ValueError: ...``), or ""."""
         faults = [t for t in record.turns if t.seat in seats and t.fault is not None]
         if faults:
             turn = faults[0]
@@ -184,9 +196,15 @@ class Battery:
                 exited = f"; the bot exited with status {self.child.proc.returncode}"
             return f"{turn.fault} at turn {turn.index} ({seat})" + \
                 (f": {detail}" if detail else "") + exited
-        if result.termination not in RULE_ENDINGS:
-            return f"the game ended by {result.termination.value}"
         return ""
+
+    def _own_fault(self, record: GameRecord, seats: set[int]) -> str:
+        """The bot's own forfeit of ``record`` (``bot_error at turn 1 (mrx): choose raised
+        ...``), or "" when it did not forfeit by a fault of its own."""
+        outcome = record.outcome
+        if outcome.seat not in seats or outcome.termination not in OWN_FAULTS:
+            return ""
+        return self._verdict_of_faults(record, seats)
 
     # ------------------------------------------------------------------ checks
 
@@ -262,6 +280,11 @@ class Battery:
         result, record, seats = await self._game(admin, rules, role, Mode.RESUME)
         dropped = self.observer.dropped_conn
         if dropped is None:
+            own = self._own_fault(record, seats)
+            if own:  # a failure of its own, already named by the game checks: no follow-on
+                self._add("resume", None, f"not checked: the game on {rules} ended before "
+                          f"the bot's second move, by its own fault ({own})")
+                return
             self._add("resume", False, f"the game on {rules} ended before the bot's second "
                       f"move; nothing was dropped")
             return

@@ -45,7 +45,15 @@ class BotCheckRun:
         """The ``yard bot-check --json`` object."""
         return {"bot": self.engine.name, "passed": self.passed, "rules": self.claims.rules,
                 "roles": self.claims.roles, "seconds": round(self.seconds, 1),
-                "checks": [asdict(c) for c in self.checks], "log": str(self.log)}
+                "checks": [asdict(c) for c in self.checks], "log": str(self.log),
+                "options": self.claims.options}
+
+    def option_lines(self) -> list[str]:
+        """``option NAME=VALUE (TYPE, default D)`` for each option the bot declares (none
+        for a command engine), first in the text report."""
+        return [f"option {o['name']}={o['value']} ({o['type']}, "
+                f"{'required' if o['required'] else 'default ' + str(o['default'])})"
+                for o in self.claims.options or ()]
 
     def summary(self) -> str:
         """The last line of the text report."""

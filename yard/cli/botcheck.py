@@ -39,6 +39,8 @@ def bot_check(spec: BotSpec, engines: tuple[Engine, ...], rules: str | None, see
     if as_json:
         click.echo(json.dumps(run.to_dict()))
     else:
+        for line in run.option_lines():
+            click.echo(line)
         for check in run.checks:
             click.echo(check.line())
         click.echo(run.summary())

@@ -186,27 +186,30 @@ def export(db_url: str, ruleset: str | None, tournament_id: str | None, what: st
 
 def _export_game_records(db_url: str, ruleset: str | None, tournament_id: str | None,
                          out: Path | None) -> None:
-    """Stream one JSON line per game to ``out`` (written only when every game exported)."""
-    from db.exchange import record_lines
+    """Stream one JSON line per game, then one per tournament (its schedule and state), to
+    ``out`` (written only when every line is)."""
+    from db.exchange import export_lines
 
     with Database.connect(db_url, create=False) as store:
         if tournament_id is not None:
             store.get_tournament(tournament_id)
         if out is None:
-            for line in record_lines(store, ruleset, tournament_id):
+            for _, line in export_lines(store, ruleset, tournament_id):
                 click.echo(line)
             return
         partial = out.with_name(out.name + ".partial")
-        count = 0
+        counts = {"game": 0, "tournament": 0}
         try:
             with partial.open("w", encoding="utf-8") as handle:
-                for line in record_lines(store, ruleset, tournament_id):
+                for kind, line in export_lines(store, ruleset, tournament_id):
                     handle.write(line + "\n")
-                    count += 1
+                    counts[kind] += 1
             partial.replace(out)
         finally:
             partial.unlink(missing_ok=True)
-    click.echo(f"wrote {count} game records to {out}", err=True)
+    tournaments = counts["tournament"]
+    click.echo(f"wrote {counts['game']} game records and {tournaments} tournament"
+               f"{'s' if tournaments != 1 else ''} to {out}", err=True)
 
 
 def _export_records(kind: Export, db_url: str, ruleset: str | None,

@@ -16,7 +16,7 @@ import click
 
 from db.errors import RecordError
 from db.exchange import game_from_file, record_file_lines, stored_game
-from db.portable import PortableGame, read_lines, to_line
+from db.portable import PortableGame, PortableTournament, read_lines, to_line
 from db.records import GameRecord, GameSummary
 from db.replay import Perspective, replay_lines
 from db.store import Database
@@ -142,20 +142,24 @@ MAX_SHOWN_ERRORS = 20
 @click.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @db_option
-@json_option("Print one JSON object: imported, skipped.")
+@json_option("Print one JSON object: imported, skipped, tournaments.")
 def import_records(file: str, db_url: str, as_json: bool) -> None:
     """Load self-contained game records (JSON Lines from 'yard export --what records';
-    '-' for standard input) into the database.
+    '-' for standard input) into the database, with the tournaments' schedules and
+    recorded state (their unplayed games and SPRT decisions).
 
     Every record is checked first (its moves replayed by the engine); if any is bad, each
     bad line is reported and nothing is stored. Games already in the database (by game id)
     are skipped, so importing a file twice stores it once.
     """
     games: list[PortableGame] = []
+    tournaments: list[PortableTournament] = []
     errors: list[str] = []
     for number, item in read_lines(record_file_lines(file)):
         if isinstance(item, RecordError):
             errors.append(f"{file} line {number}: {item}")
+        elif isinstance(item, PortableTournament):
+            tournaments.append(item)
         else:
             games.append(item)
     if errors:
@@ -167,10 +171,13 @@ def import_records(file: str, db_url: str, as_json: bool) -> None:
         raise RecordError(f"{len(errors)} bad record{'s' if len(errors) > 1 else ''} in "
                           f"{file}; nothing imported")
     with Database.connect(db_url) as store:
-        stored = store.import_games(games)
+        stored = store.import_games(games, tournaments)
     imported, skipped = stored.count(True), stored.count(False)
     if as_json:
-        click.echo(json.dumps({"imported": imported, "skipped": skipped}))
+        click.echo(json.dumps({"imported": imported, "skipped": skipped,
+                               "tournaments": len(tournaments)}))
     else:
-        click.echo(f"imported {imported} games, skipped {skipped} already stored "
+        schedules = (f" and the schedules of {len(tournaments)} tournament"
+                     f"{'s' if len(tournaments) != 1 else ''}" if tournaments else "")
+        click.echo(f"imported {imported} games{schedules}, skipped {skipped} already stored "
                    f"({Path(file).name if file != '-' else 'stdin'} -> {store.url})")

@@ -1,4 +1,4 @@
-"""``yard tournament run|resume|list``: tournaments from the command line."""
+"""``yard tournament run|resume|list|delete``: tournaments from the command line."""
 
 from __future__ import annotations
 
@@ -24,8 +24,10 @@ from rich.progress import (
 )
 
 from bots.spec import BotSpec
+from db.errors import DatabaseError
 from db.records import ScheduledGame
 from db.store import Database
+from db.store.tournaments import HasGamesError
 from game import Outcome
 from ratings.sprt import DEFAULT_MAX_PAIRS, SprtError, SprtSpec, SprtState
 from server.auth import client_admin_token
@@ -42,7 +44,7 @@ from tournament.ray_setup import (
 )
 from tournament.report import leader_line, tournament_report
 from tournament.runner import Progress as RunProgress
-from tournament.runner import TournamentRunner
+from tournament.runner import StartError, TournamentRunner
 from tournament.schedule import Format, Pairing
 from tournament.spec import TournamentSpec, create
 from yard.cli.options import (
@@ -159,8 +161,22 @@ def run(rules: str, bots: str, engines: tuple[Engine, ...], fmt: str, pairs: int
             _play_cluster(db, db_url, tournament_id, cluster, concurrency, lease_time,
                           as_json, child_log)
             return
-    _play(db, db_url, tournament_id, server_url, admin_token, concurrency, as_json, child_log,
-          infos)
+    try:
+        _play(db, db_url, tournament_id, server_url, admin_token, concurrency, as_json,
+              child_log, infos)
+    except StartError as exc:
+        raise StartError(_not_kept(db, tournament_id, exc)) from None
+
+
+def _not_kept(db: Database, tournament_id: str, exc: StartError) -> str:
+    """The message of a run whose bots did not start, after deleting the tournament it had
+    just stored (none of its games started: a run with fixed flags starts it afresh)."""
+    try:
+        db.delete_tournament(tournament_id)
+    except DatabaseError as error:
+        return (f"{exc}\n(tournament {tournament_id} is kept: {error}; yard tournament "
+                f"delete {tournament_id} removes it)")
+    return f"{exc}\n(tournament {tournament_id} not kept: none of its games started)"
 
 
 @tournament.command("resume")
@@ -182,7 +198,10 @@ def resume(tournament_id: str, concurrency: int | None, server_url: str | None,
         admin_token = client_admin_token(server_url, admin_token, admin_token_file)
     db = Database.connect(db_url, create=False)
     if cluster is not None:
-        db.get_tournament(tournament_id)  # an unknown id fails before Ray starts
+        info = db.get_tournament(tournament_id)  # an unknown id fails before Ray starts
+        if not info.finished:  # (an import made before a secret-deal one was finished)
+            TournamentSpec.from_dict(info.spec).check_dealable(tournament_id,
+                                                               db.pending(tournament_id))
         with cluster_session(cluster, db_url):
             _play_cluster(db, db_url, tournament_id, cluster, concurrency, lease_time,
                           as_json, child_log)
@@ -209,6 +228,42 @@ def list_(as_json: bool, db_url: str) -> None:
         test = f"  SPRT {decision}" if decision else ""
         click.echo(f"{info.tournament_id}  {info.spec.get('rules')!s:<8} "
                    f"{info.played:>5}/{info.scheduled:<5} {bots}{test}")
+
+
+@tournament.command("delete")
+@click.argument("tournament_id")
+@click.option("--yes", is_flag=True,
+              help="Delete its stored games too (needed when it has some; keep a copy "
+              "first: yard export --what records --tournament ID --out FILE).")
+@json_option("Print one JSON object: tournament_id, deleted, games, scheduled.")
+@db_option
+def delete(tournament_id: str, yes: bool, as_json: bool, db_url: str) -> None:
+    """Delete TOURNAMENT_ID with its schedule and, with --yes, its stored games (seats,
+    turns, records), in one transaction. Refused while a runner or cluster workers play
+    it, and without --yes when it has stored games (nothing is deleted then)."""
+    with Database.connect(db_url, create=False) as db:
+        try:
+            deleted = db.delete_tournament(tournament_id, with_games=yes)
+        except HasGamesError as exc:
+            raise HasGamesError(
+                f"tournament {tournament_id} has {_count(exc.games, 'stored game')} (and "
+                f"{_count(exc.scheduled, 'schedule entry')}): nothing deleted; pass --yes "
+                f"to delete them with it (keep a copy first: yard export --what records "
+                f"--tournament {tournament_id} --out FILE)", exc.games, exc.scheduled) \
+                from None
+    if as_json:
+        click.echo(json.dumps({"tournament_id": tournament_id, "deleted": True,
+                               "games": deleted.games, "scheduled": deleted.scheduled}))
+        return
+    click.echo(f"deleted tournament {tournament_id}: {_count(deleted.games, 'game')}, "
+               f"{_count(deleted.scheduled, 'schedule entry')} ({db.url})")
+
+
+def _count(number: int, noun: str) -> str:
+    """``"1 game"``, ``"2 games"``, ``"2 schedule entries"``."""
+    if number == 1:
+        return f"1 {noun}"
+    return f"{number} {noun[:-1]}ies" if noun.endswith("y") else f"{number} {noun}s"
 
 
 def _sprt_decision(state: dict[str, Any]) -> str | None:

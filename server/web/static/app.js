@@ -1,5 +1,5 @@
 // The yard pages: a hash router over the read-only JSON API.
-import { api, ci, fmt, h, mount, pct, when } from "./dom.js";
+import { api, ci, decoded, fmt, h, mount, pct, plural, when } from "./dom.js";
 import { showLive, showReplay, stopViewer } from "./viewer.js";
 
 const main = document.getElementById("main");
@@ -11,6 +11,19 @@ function every(ms, fn) {
 
 function link(text, hash) {
   return h("a", { href: hash }, text);
+}
+
+/** A page address: `#/` and the path segments, each %-encoded (ids are data). */
+function hashTo(...segments) {
+  return `#/${segments.map((s) => encodeURIComponent(s)).join("/")}`;
+}
+
+/** What a selection is, in words: "ruleset grid5 in tournament t1", "player x". */
+function described(filters) {
+  const words = { rules: "ruleset", tournament: "tournament", player: "player",
+    result: "result", termination: "termination", offset: "offset" };
+  return Object.entries(words).filter(([k]) => filters[k] !== undefined && filters[k] !== null &&
+    filters[k] !== "").map(([k, w]) => `${w} ${filters[k]}`).join(", ");
 }
 
 function query(params) {
@@ -68,18 +81,31 @@ function matrixTable(matrix) {
     h("thead", {}, head), h("tbody", {}, body));
 }
 
-async function ratingsBlock(params) {
+/** Why there is nothing to rate, in words that name the selection (`tournament`: its
+ * listing, when the selection names one). */
+function noRatings(params, tournament) {
+  const what = described({ rules: params.rules, tournament: params.tournament });
+  if (!what) return "No decided games yet. Play some with `yard tournament run`.";
+  const parts = [`No decided games of ${what}.`];
+  if (tournament && params.rules && tournament.rules && tournament.rules !== params.rules) {
+    parts.push(` Tournament ${tournament.tournament_id} plays ruleset ${tournament.rules}.`);
+  } else if (tournament && tournament.status !== "finished") {
+    parts.push(" A game is rated once its paired game (the same deal, roles swapped) is over.");
+  }
+  return parts;
+}
+
+async function ratingsBlock(params, tournament) {
   const [boards, matrices] = await Promise.all([api("/api/leaderboard", params),
     api("/api/matrix", params)]);
   const sections = boards.rulesets || [boards];
   const mats = new Map((matrices.rulesets || [matrices]).map((m) => [m.ruleset, m]));
   if (!sections.length || !sections.some((b) => b.rows.length)) {
-    return [h("p", { class: "note", id: "no-games" },
-      "No decided games yet. Play some with `yard tournament run`.")];
+    return [h("p", { class: "note", id: "no-games" }, noRatings(params, tournament))];
   }
   return sections.filter((b) => b.rows.length).map((b) => h("section", { class: "ruleset" },
     h("h2", {}, `Ruleset ${b.ruleset}`),
-    h("p", {}, `${b.games} games rated`, b.excluded_games ? ` (${b.excluded_games} aborted left out)` : "",
+    h("p", {}, `${plural(b.games, "game")} rated`, b.excluded_games ? ` (${b.excluded_games} aborted left out)` : "",
       ` · Mister X advantage A = ${fmt(b.mrx_advantage)} Elo (95% CI ${ci(b.mrx_advantage_ci95)})`,
       ` · anchor: ${b.anchor} = 0`),
     leaderboardTable(b),
@@ -93,11 +119,15 @@ async function showLeaderboard(params) {
   const [all, tournaments] = await Promise.all([api("/api/leaderboard"),
     api("/api/tournaments")]);
   const rulesets = (all.rulesets || []).map((b) => b.ruleset);
+  if (rules && !rulesets.includes(rules)) rulesets.push(rules); // asked for: shown as chosen
+  const known = tournaments.tournaments.find((t) => t.tournament_id === tournament);
   const rulesSelect = h("select", { id: "rules-filter" }, h("option", { value: "" }, "all rulesets"),
     rulesets.map((r) => h("option", { value: r, selected: r === rules }, r)));
   const tSelect = h("select", { id: "tournament-filter" }, h("option", { value: "" }, "all games"),
     tournaments.tournaments.map((t) => h("option", { value: t.tournament_id,
-      selected: t.tournament_id === tournament }, `${t.tournament_id} (${t.rules})`)));
+      selected: t.tournament_id === tournament }, `${t.tournament_id} (${t.rules})`)),
+    tournament && !known ? h("option", { value: tournament, selected: true },
+      `${tournament} (unknown)`) : null);
   const apply = () => { location.hash = `#/${query({ rules: rulesSelect.value, tournament: tSelect.value })}`; };
   rulesSelect.addEventListener("change", apply);
   tSelect.addEventListener("change", apply);
@@ -109,7 +139,12 @@ async function showLeaderboard(params) {
       "95% intervals from a bootstrap over role-swapped pairs; LOS: likelihood of " +
       "superiority over the next row. Same numbers as `yard leaderboard --json`."),
     body);
-  const load = async () => mount(body, await ratingsBlock({ rules, tournament }));
+  if (tournament && !known) {
+    mount(body, h("p", { class: "error", id: "no-games" }, `No tournament ${tournament} is stored ` +
+      "here.", " ", link("All games", "#/")));
+    return;
+  }
+  const load = async () => mount(body, await ratingsBlock({ rules, tournament }, known));
   await load();
   if (tournaments.tournaments.some((t) => t.status === "running")) every(5000, load);
 }
@@ -138,7 +173,7 @@ async function showTournaments() {
       h("thead", {}, h("tr", {}, ["tournament", "rules", "bots", "format", "progress",
         "status", "SPRT", "created"].map((t) => h("th", {}, t)))),
       h("tbody", {}, data.tournaments.map((t) => h("tr", { "data-tournament": t.tournament_id },
-        h("td", {}, link(t.tournament_id, `#/tournaments/${t.tournament_id}`)),
+        h("td", {}, link(t.tournament_id, hashTo("tournaments", t.tournament_id))),
         h("td", {}, t.rules || ""), h("td", {}, t.bots.join(", ")),
         h("td", {}, t.format || ""), h("td", {}, progress(t)),
         h("td", {}, statusBadge(t.status)),
@@ -196,12 +231,12 @@ async function showTournament(id) {
   const load = async () => {
     const t = await api(`/api/tournaments/${encodeURIComponent(id)}`);
     mount(head, h("h1", {}, "Tournament ", t.tournament_id, " ", statusBadge(t.status)),
-      h("p", {}, `${t.rules} · ${t.format || ""} · ${t.pairs ?? "?"} pairs · bots: ${t.bots.join(", ")}`),
+      h("p", {}, `${t.rules} · ${t.format || ""} · ${typeof t.pairs === "number" ? plural(t.pairs, "pair") : "? pairs"} · bots: ${t.bots.join(", ")}`),
       dealsLine(t.deals),
       h("p", { id: "progress" }, "Progress: ", progress(t)),
       sprtBlock(t.sprt),
       h("p", {}, link("live games", "#/live"), " · ", link("leaderboard page", `#/${query({ tournament: id })}`)));
-    mount(ratings, await ratingsBlock({ tournament: id }));
+    mount(ratings, await ratingsBlock({ tournament: id }, t));
     mount(games, await gamesTable({ tournament: id, limit: 100 }));
     return t;
   };
@@ -215,28 +250,65 @@ async function showTournament(id) {
 
 // ---------------------------------------------------------------------- games
 
-async function gamesTable(filters) {
+function entrant(name, bot) {
+  // A tournament's player (a team such as "run2/rush") and, when it differs, its bot.
+  return [name, name !== bot ? h("small", { class: "bot" }, ` (${bot})`) : null];
+}
+
+/** Why a games list is empty, in words that name the selection. */
+function noGames(data, filters) {
+  const what = described({ ...filters, offset: null });
+  if (data.total > 0) {
+    return [`No games on this page: ${plural(data.total, "game")} ${what ? `of ${what} ` : ""}` +
+      `match, and this page starts at game ${data.offset + 1}. `,
+    filters.page ? link("First page", `#/games${query(filters.page)}`) : null];
+  }
+  if (!what) return "No games stored yet. Play some with `yard tournament run`.";
+  return [`No games of ${what}.`, filters.page ? [" ", link("All games", "#/games")] : null];
+}
+
+/** The games list of `filters` (API filters); `page`: the games page's own filters, for
+ * its pager links (null elsewhere). */
+async function gamesTable(filters, page = null) {
   const data = await api("/api/games", filters);
-  if (!data.games.length) return h("p", { class: "note" }, "No games match.");
-  return h("div", {}, h("p", { class: "note" }, `${data.total} games`),
+  const context = { ...filters, page };
+  if (!data.games.length) return h("p", { class: "note", id: "no-games" }, noGames(data, context));
+  return h("div", {}, h("p", { class: "note" }, plural(data.total, "game")),
     h("table", { id: "games" },
       h("thead", {}, h("tr", {}, ["game", "ruleset", "Mister X", "detectives", "winner",
         "termination", "moves", "finished"].map((t) => h("th", {}, t)))),
       h("tbody", {}, data.games.map((g) => h("tr", { "data-game": g.game_id },
-        h("td", {}, link(g.game_id, `#/games/${encodeURIComponent(g.game_id)}`)),
-        h("td", {}, g.ruleset), h("td", { class: "player" }, g.mrx_player),
-        h("td", { class: "player" }, g.detective_player), h("td", {}, g.winner || "—"),
+        h("td", {}, link(g.game_id, hashTo("games", g.game_id))),
+        h("td", {}, g.ruleset),
+        h("td", { class: "player" }, entrant((g.entrants || {}).mrx || g.mrx_player, g.mrx_player)),
+        h("td", { class: "player" }, entrant((g.entrants || {}).detectives || g.detective_player,
+          g.detective_player)),
+        h("td", {}, g.winner || "—"),
         h("td", {}, g.termination, g.fault_seat ? ` (${g.fault_seat})` : ""),
         h("td", { class: "num" }, String(g.moves)), h("td", {}, when(g.finished_at)))))),
-    pager(data, filters));
+    pager(data, page));
 }
 
-function pager(data, filters) {
-  if (!filters.page) return null;
-  const prev = data.offset > 0 ? link("← newer", `#/games${query({ ...filters.page, offset: Math.max(0, data.offset - data.limit) })}`) : null;
+function pager(data, page) {
+  if (!page) return null;
+  const prev = data.offset > 0 ? link("← newer", `#/games${query({ ...page, offset: Math.max(0, data.offset - data.limit) })}`) : null;
   const next = data.offset + data.limit < data.total
-    ? link("older →", `#/games${query({ ...filters.page, offset: data.offset + data.limit })}`) : null;
+    ? link("older →", `#/games${query({ ...page, offset: data.offset + data.limit })}`) : null;
   return h("p", {}, prev, " ", next);
+}
+
+const RESULTS = ["mrx", "detectives", "none"];
+
+/** What is wrong with the games page's own parameters (null: nothing), said before
+ * asking the API. */
+function badGamesParams(f) {
+  if (f.offset && !/^[0-9]{1,9}$/.test(f.offset)) {
+    return `offset must be a whole number from 0 (the newest game), not ${f.offset}.`;
+  }
+  if (f.result && !RESULTS.includes(f.result)) {
+    return `result must be one of ${RESULTS.join(", ")}, not ${f.result}.`;
+  }
+  return null;
 }
 
 async function showGames(params) {
@@ -258,8 +330,13 @@ async function showGames(params) {
   mount(main, h("h1", {}, "Games"), form, body);
   const page = { ...f };
   delete page.offset;
+  const bad = badGamesParams(f);
+  if (bad) {
+    mount(body, h("p", { class: "error" }, bad, " ", link("All games", "#/games")));
+    return;
+  }
   try {
-    mount(body, await gamesTable({ ...f, limit: 50, page }));
+    mount(body, await gamesTable({ ...f, limit: 50 }, page));
   } catch (err) {
     mount(body, h("p", { class: "error" }, err.message));
   }
@@ -280,11 +357,11 @@ async function showLiveList() {
       h("thead", {}, h("tr", {}, ["game", "ruleset", "Mister X", "detectives", "move",
         "to move", "tournament"].map((t) => h("th", {}, t)))),
       h("tbody", {}, data.games.map((g) => h("tr", { "data-game": g.game_id },
-        h("td", {}, link(g.game_id, `#/live/${encodeURIComponent(g.game_id)}`)),
+        h("td", {}, link(g.game_id, hashTo("live", g.game_id))),
         h("td", {}, g.ruleset), h("td", {}, g.players.mrx),
         h("td", {}, [...new Set(Object.entries(g.players).filter(([s]) => s !== "mrx").map(([, n]) => n))].join(", ")),
         h("td", { class: "num" }, String(g.move_number)), h("td", {}, g.to_move),
-        h("td", {}, g.tournament_id ? link(g.tournament_id, `#/tournaments/${g.tournament_id}`) : ""))))));
+        h("td", {}, g.tournament_id ? link(g.tournament_id, hashTo("tournaments", g.tournament_id)) : ""))))));
   };
   await load();
   every(1500, load);
@@ -297,22 +374,31 @@ async function route() {
   refresh = null;
   stopViewer();
   const hash = location.hash.replace(/^#/, "") || "/";
-  const [path, search] = hash.split("?");
-  const params = new URLSearchParams(search || "");
-  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const cut = hash.indexOf("?");
+  const path = cut < 0 ? hash : hash.slice(0, cut);
+  const params = new URLSearchParams(cut < 0 ? "" : hash.slice(cut + 1));
+  const parts = path.split("/").filter(Boolean).map(decoded);
   const section = parts[0] || "leaderboard";
   for (const a of document.querySelectorAll("nav a")) {
     a.classList.toggle("active", a.dataset.nav === section);
   }
+  // Each page and how many path segments it takes: anything else is "no such page".
+  const pages = new Map([["leaderboard", 1], ["tournaments", 2], ["games", 2], ["live", 2]]);
   try {
-    if (section === "leaderboard") await showLeaderboard(params);
+    if (parts.includes(null)) {
+      mount(main, h("h1", {}, "Malformed address"), h("p", { class: "error" },
+        `The address ${location.hash.slice(0, 200)} has a broken %-escape. `,
+        link("Leaderboard", "#/")));
+    } else if (!pages.has(section) || parts.length > pages.get(section)) {
+      mount(main, h("h1", {}, "No such page"), h("p", { class: "error" },
+        `Nothing is shown at ${location.hash.slice(0, 200)}. `, link("Leaderboard", "#/")));
+    } else if (section === "leaderboard") await showLeaderboard(params);
     else if (section === "tournaments" && parts[1]) await showTournament(parts[1]);
     else if (section === "tournaments") await showTournaments();
     else if (section === "games" && parts[1]) await showReplay(main, parts[1], params);
     else if (section === "games") await showGames(params);
     else if (section === "live" && parts[1]) await showLive(main, parts[1]);
-    else if (section === "live") await showLiveList();
-    else mount(main, h("p", { class: "error" }, "No such page."));
+    else await showLiveList();
   } catch (err) {
     mount(main, h("p", { class: "error" }, `Could not load: ${err.message}`));
   }

@@ -36,11 +36,17 @@ export function mount(el, ...children) {
   return el;
 }
 
-/** GET a JSON API endpoint; throws an Error with the API's message on failure. */
+/** GET a JSON API endpoint; throws an Error with the API's message on failure. Parameter
+ * values are strings or numbers (null, undefined and "" are left out); anything else is a
+ * bug in the page, refused here rather than sent as "[object Object]". */
 export async function api(path, params) {
   const url = new URL(path, location.origin);
   for (const [key, value] of Object.entries(params || {})) {
-    if (value !== null && value !== undefined && value !== "") url.searchParams.set(key, value);
+    if (value === null || value === undefined || value === "") continue;
+    if (typeof value !== "string" && typeof value !== "number") {
+      throw new TypeError(`API parameter ${key} is a ${typeof value}, not a string or number`);
+    }
+    url.searchParams.set(key, value);
   }
   let response = await fetch(url);
   for (let tries = 0; response.status === 503 && tries < 60; tries++) {
@@ -57,6 +63,22 @@ export async function api(path, params) {
     throw err;
   }
   return data;
+}
+
+/** "1 game", "2 games": a count with its noun in the right number (`many`: an irregular
+ * plural). Every count a page shows goes through here. */
+export function plural(count, one, many = `${one}s`) {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/** decodeURIComponent that answers null for a malformed %-escape instead of throwing
+ * (addresses come from users: "#/games/%" must give a page, not an exception). */
+export function decoded(text) {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
 }
 
 export function fmt(value, digits = 0) {

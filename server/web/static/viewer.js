@@ -1,6 +1,6 @@
 // Replay viewer (stored games, three perspectives) and live viewer (detectives' view over
 // the protocol's spectator `watch`, full truth once the game is stored).
-import { api, fmt, h, mount } from "./dom.js";
+import { api, fmt, h, mount, plural } from "./dom.js";
 import { drawBoard, drawPieces, SEAT_COLOURS } from "./board.js";
 
 const PERSPECTIVES = [
@@ -51,12 +51,35 @@ function legend() {
     h("span", {}, "dashed ring: last seen"));
 }
 
-function outcomeText(outcome) {
+function outcomeText(outcome, reason = "") {
   if (!outcome) return "";
   const who = outcome.winner === "mrx" ? "Mister X wins" :
     outcome.winner === "detectives" ? "detectives win" : "no winner";
   const seat = outcome.seat ? ` by ${outcome.seat}` : "";
-  return `${who} (${outcome.termination}${seat})`;
+  return `${who} (${outcome.termination}${seat}${reason ? `: ${reason}` : ""})`;
+}
+
+/** Why a game ended `bot_error` or `illegal_move`: the detail of its last turn (for
+ * `bot_error`, the bot's own message), as this perspective may see it (the API leaves out
+ * Mister X's details for the detectives). */
+function forfeitReason(data) {
+  const outcome = data.outcome;
+  if (!outcome || !["bot_error", "illegal_move"].includes(outcome.termination)) return "";
+  const turns = data.frames.map((f) => f.turn).filter(Boolean);
+  const final = turns[turns.length - 1];
+  if (!final || final.fault !== outcome.termination || !final.detail) return "";
+  const prefix = `${final.fault}: `;
+  return final.detail.startsWith(prefix) ? final.detail.slice(prefix.length) : final.detail;
+}
+
+/** Scroll `container` (a panel with its own scroll bar) so that `row` is in it: only the
+ * panel moves, never the page (scrollIntoView would also scroll the window, taking the
+ * header and the controls out of view of a permalink's first screen). */
+function scrollWithin(container, row) {
+  const box = container.getBoundingClientRect();
+  const at = row.getBoundingClientRect();
+  if (at.top < box.top) container.scrollTop -= box.top - at.top;
+  else if (at.bottom > box.bottom) container.scrollTop += at.bottom - box.bottom;
 }
 
 function timing(turn) {
@@ -154,16 +177,16 @@ export async function showReplay(main, id, params) {
     const turn = frame.turn;
     const what = turn ? `${seatLabel(turn.seat)} played ${turn.move === null ? "nothing"
       : turn.move}${turn.fault ? ` [${turn.fault}]` : ""}` : "start position";
-    const end = index === last ? ` — ${outcomeText(data.outcome)}` : "";
+    const end = index === last ? ` — ${outcomeText(data.outcome, forfeitReason(data))}` : "";
     mount(status, `Turn ${index}/${last}, Mister X move ${frame.move_number}: ${what}${end}`);
     mount(document.getElementById("possible-count") || h("div"),
-      p === "mrx" ? "" : `${frame.possible.length} possible locations`);
+      p === "mrx" ? "" : plural(frame.possible.length, "possible location"));
     mount(logPanel, h("h3", {}, "Mister X's travel log"),
       travelLog(data.rules, data.log, frame.move_number));
     turnRows.forEach((row) => row && row.classList.remove("current"));
     if (turnRows[index]) {
       turnRows[index].classList.add("current");
-      turnRows[index].scrollIntoView({ block: "nearest" });
+      scrollWithin(turnsPanel, turnRows[index]);
     }
     slider.value = index;
     jump.value = index;
@@ -220,8 +243,9 @@ export async function showReplay(main, id, params) {
     if (timer) clearInterval(timer);
   };
 
-  const meta = [data.ruleset, `${data.moves} moves`, outcomeText(data.outcome)];
-  if (data.tournament_id) meta.push(h("a", { href: `#/tournaments/${data.tournament_id}` },
+  const meta = [data.ruleset, plural(data.moves, "move"),
+    outcomeText(data.outcome, forfeitReason(data))];
+  if (data.tournament_id) meta.push(h("a", { href: `#/tournaments/${encodeURIComponent(data.tournament_id)}` },
     `tournament ${data.tournament_id}`));
   mount(main,
     h("h1", {}, "Game ", data.game_id),
@@ -281,11 +305,35 @@ export async function showLive(main, id) {
       lastSeen: view.last_reveal ? view.last_reveal.station : null, path: null,
     });
     mount(status, `Mister X move ${view.move_number} — ${seatLabel(view.to_move)} to move — ` +
-      `${view.possible.length} possible locations`);
+      plural(view.possible.length, "possible location"));
     mount(logPanel, h("h3", {}, "Mister X's travel log"),
       travelLog(rules, view.log, view.move_number));
   }
   renderView(snapshot.view);
+
+  // Every move so far (the snapshot's, as spectators' updates showed them), then each
+  // update; newest first. A gap (moves played between the snapshot and the socket's
+  // first update) is filled from a fresh snapshot.
+  const moves = new Map();
+  function addMoves(list) {
+    for (const m of list || []) moves.set(m.turn, m);
+    movesBody.replaceChildren(...[...moves.values()].sort((a, b) => b.turn - a.turn)
+      .map((m) => h("tr", { "data-turn": m.turn }, h("td", { class: "num" }, String(m.turn)),
+        h("td", {}, seatLabel(m.seat)), h("td", {}, m.move))));
+  }
+  addMoves(snapshot.moves);
+  let filling = false;
+  async function fillGap() {
+    if (filling) return;
+    filling = true;
+    try {
+      addMoves((await api(`/api/live/${encodeURIComponent(id)}`)).moves);
+    } catch {
+      // Over meanwhile: game_over or the stored replay follows.
+    } finally {
+      filling = false;
+    }
+  }
 
   let closed = false;
   const scheme = location.protocol === "https:" ? "wss" : "ws";
@@ -300,8 +348,9 @@ export async function showLive(main, id) {
     try { msg = JSON.parse(event.data); } catch { return; }
     if (msg.type === "watching" && msg.game === id) renderView(msg.view);
     else if (msg.type === "update" && msg.game === id) {
-      movesBody.prepend(h("tr", {}, h("td", { class: "num" }, String(msg.turn)),
-        h("td", {}, seatLabel(msg.seat)), h("td", {}, msg.move)));
+      const known = moves.size ? Math.max(...moves.keys()) : 0;
+      addMoves([{ turn: msg.turn, seat: msg.seat, move: msg.move }]);
+      if (msg.turn > known + 1) fillGap();
       send({ type: "watch", game: id }); // a fresh snapshot: stations and possible set
     } else if (msg.type === "game_over" && msg.game === id) {
       closed = true;
@@ -338,7 +387,7 @@ async function waitForReplay(main, id, tries) {
       }
       if (err.status !== 404) break;
     }
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    if (i + 1 < tries) await new Promise((resolve) => setTimeout(resolve, 500));
   }
   mount(main, h("h1", {}, "Game ", id), h("p", { class: "error" },
     "This game is neither running nor stored."));
