@@ -25,9 +25,9 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL, Engine
 from sqlalchemy.pool import StaticPool
 
+from db.defaults import DEFAULT_DB_URL as DEFAULT_DB_URL  # re-exported
 from db.errors import DatabaseError
 
-DEFAULT_DB_URL = "sqlite:///yard.db"
 BUSY_TIMEOUT_MS = 30_000
 
 

@@ -205,7 +205,7 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
             ray_local: Any, pg_url: str, tmp_path: Path) -> None:
         db = Database.connect(pg_url)
         spec = TournamentSpec(rules="grid5", bots=["greedy", "random"], pairs=30, seed=3,
-                              move_time=5.0, sprt=SprtSpec.parse("elo0=0,elo1=200").to_dict())
+                              move_time=5.0, sprt=SprtSpec.parse("elo0=0,elo1=400").to_dict())
         tid = create(db, spec)
         seen: list[str] = []
         report = ClusterRun(db, pg_url, tid, parse_cluster("local:2"), lease_s=10,
@@ -223,7 +223,7 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
         assert set(stored.values()) == {1} and len(stored) < 60  # stopped early
         # Past the deciding game only the other worker's running game may finish: replay
         # the stored games in the order they finished to find the deciding one.
-        replay = SprtMonitor(tid, SprtSpec.parse("elo0=0,elo1=200"), "greedy", "random", 30)
+        replay = SprtMonitor(tid, SprtSpec.parse("elo0=0,elo1=400"), "greedy", "random", 30)
         rows = [row for row in db.results(tournament_id=tid) if row.schedule_id is not None]
         deciding = 0
         while not replay.decided:

@@ -214,7 +214,7 @@ def test_an_engine_that_never_connects_as_itself_fails_within_the_connect_timeou
     did connect and where the log is, and leaves no tournament behind."""
     script = tmp_path / "other.py"
     script.write_text(OTHER_NAME)
-    url, log = f"sqlite:///{tmp_path / 'n.db'}", tmp_path / "children.log"
+    url = f"sqlite:///{tmp_path / 'n.db'}"
     cases = [
         ("mine", f"{sys.executable} {script}",
          "did not connect: no bot named 'mine' with instance 1 connected within 5 s; bots "
@@ -223,21 +223,26 @@ def test_an_engine_that_never_connects_as_itself_fails_within_the_connect_timeou
          "did not connect: no bot named 'mute' with instance 1 connected within 5 s; "),
         ("dead", "false", "`false` did not start (it exited with status 1)"),
     ]
+    runs = []  # the three runs at once: most of each is waiting for the timeout
     for name, cmd, message in cases:
-        started = time.monotonic()
-        done = yard("tournament", "run", "--rules", "grid5", "--bots", f"random,{name}",
-                    "--engine", f"name={name}", f"cmd={cmd}", "--connect-timeout", "5",
-                    "--pairs", "1", "--concurrency", "1", "--db", url, "--log", str(log),
-                    env=dict(os.environ))
+        log = tmp_path / f"{name}.log"
+        runs.append((name, message, log, time.monotonic(), subprocess.Popen(
+            [*YARD, "tournament", "run", "--rules", "grid5", "--bots", f"random,{name}",
+             "--engine", f"name={name}", f"cmd={cmd}", "--connect-timeout", "5",
+             "--pairs", "1", "--concurrency", "1", "--db", url, "--log", str(log)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+    for name, message, log, started, proc in runs:
+        _, stderr = proc.communicate(timeout=180 * SCALE)
         took = time.monotonic() - started
-        assert done.returncode == 2, done.stderr
+        assert proc.returncode == 2, stderr
         assert took < 20 * SCALE, (name, took)
-        error = done.stderr[done.stderr.index("error: "):]
+        error = stderr[stderr.index("error: "):]
         assert message in error.splitlines()[0], error
         assert str(log) in error.splitlines()[0]  # its log: the lines or that it is empty
-        tid = done.stderr.split("tournament ")[1].split(":")[0]
+        tid = stderr.split("tournament ")[1].split(":")[0]
         assert error.splitlines()[-1] == \
             f"(tournament {tid} not kept: none of its games started)"
-        assert "Traceback" not in done.stderr
+        assert "Traceback" not in stderr
+    log = tmp_path / "mine.log"
     assert "connected as other (session" in log.read_text()
     assert json.loads(yard_here("tournament", "list", "--db", url, "--json").stdout) == []

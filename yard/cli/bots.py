@@ -14,7 +14,6 @@ from bots.client import LOOPS, BotClient, account_token, run_client, run_on_loop
 from bots.options import BotOption, declared_options
 from bots.registry import bot_class, bot_from_spec, bot_names, bot_source, default_name
 from bots.spec import BotSpec, merge_options
-from ratings.render import output_width
 from yard.cli.options import BOT_SPEC, OPTION_PAIR, json_option
 
 
@@ -112,6 +111,8 @@ def list_bots(as_json: bool, checks: tuple[BotSpec, ...], only: tuple[str, ...])
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
+    from ratings.render import output_width  # numpy: only for the table
+
     width = output_width()
     for row in rows:
         roles = ", ".join(row["roles"]) or f"(unavailable: {row.get('error', '?')})"

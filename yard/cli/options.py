@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar, cast
 import click
 
 from bots.spec import BotSpec, BotSpecError, parse_option_pairs, parse_spec, parse_spec_list
-from db.engine import DEFAULT_DB_URL
+from db.defaults import DEFAULT_DB_URL
 from game.errors import YardError
 from tournament.engines import Engine, join_engine_args, parse_engine
 
