@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 from bots.arena import play_game  # noqa: E402
 from bots.registry import make_bot  # noqa: E402
 from game import load_ruleset, new_game  # noqa: E402
-from ratings.sprt import SprtSpec, llr_batch, logistic_elo, logistic_score  # noqa: E402
+from ratings.sprt import SprtSpec, logistic_elo, logistic_score, simulate_tests  # noqa: E402
 from tournament.schedule import Deals, mrx_bot, team_members  # noqa: E402
 
 MODES = ("same-deal", "fresh-mrx", "independent")
@@ -113,27 +113,10 @@ def tilt(freq: np.ndarray, target: float) -> np.ndarray:
 def sprt_pairs(spec: SprtSpec, probabilities: np.ndarray, runs: int, max_pairs: int,
                rng: np.random.Generator, block: int = 500) -> tuple[float, float]:
     """Mean pairs to a decision and P(accept H1) over ``runs`` simulated tests."""
-    decision = np.zeros(runs, dtype=np.int64)
-    used = np.full(runs, max_pairs, dtype=np.int64)
-    counts = np.zeros((runs, 5))
-    active = np.arange(runs)
-    played = 0
-    while active.size and played < max_pairs:
-        size = min(block, max_pairs - played)
-        cells = rng.choice(5, size=(active.size, size), p=probabilities)
-        steps = np.zeros((active.size, size, 5))
-        np.put_along_axis(steps, cells[..., None], 1.0, axis=-1)
-        cumulative = counts[active][:, None, :] + np.cumsum(steps, axis=1)
-        value = llr_batch(cumulative, spec.elo0, spec.elo1)
-        crossed = (value >= spec.upper) | (value <= spec.lower)
-        hit = crossed.any(axis=1)
-        first = crossed.argmax(axis=1)
-        done = active[hit]
-        decision[done] = np.where(value[hit, first[hit]] >= spec.upper, 1, -1)
-        used[done] = played + first[hit] + 1
-        counts[active] = cumulative[:, -1, :]
-        active = active[~hit]
-        played += size
+    def draw(rng: np.random.Generator, n: int, size: int) -> np.ndarray:
+        return rng.choice(5, size=(n, size), p=probabilities)
+
+    decision, used = simulate_tests(spec, draw, runs, max_pairs, rng, block)
     return float(used.mean()), float((decision == 1).mean())
 
 

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from ratings.sprt import SprtSpec, llr_batch, logistic_score
+from ratings.sprt import SprtSpec, logistic_score, simulate_tests
 from ratings.stats import wilson_interval
 
 
@@ -42,29 +42,13 @@ def simulate(spec: SprtSpec, elo: float, advantage: float, runs: int, max_pairs:
              rng: np.random.Generator, block: int = 400) -> tuple[np.ndarray, np.ndarray]:
     """Per run: decision (+1 H1, -1 H0, 0 inconclusive) and pairs used."""
     p_det, p_mrx = pair_probabilities(elo, advantage)
-    decision = np.zeros(runs, dtype=np.int64)
-    used = np.full(runs, max_pairs, dtype=np.int64)
-    counts = np.zeros((runs, 5))
-    active = np.arange(runs)
-    played = 0
-    while active.size and played < max_pairs:
-        size = min(block, max_pairs - played)
-        wins = ((rng.random((active.size, size)) < p_det).astype(np.int64)
-                + (rng.random((active.size, size)) < p_mrx))
-        steps = np.zeros((active.size, size, 5))
-        np.put_along_axis(steps, (2 * wins)[..., None], 1.0, axis=-1)
-        cumulative = counts[active][:, None, :] + np.cumsum(steps, axis=1)
-        value = llr_batch(cumulative, spec.elo0, spec.elo1)
-        crossed = (value >= spec.upper) | (value <= spec.lower)
-        hit = crossed.any(axis=1)
-        first = crossed.argmax(axis=1)
-        done = active[hit]
-        decision[done] = np.where(value[hit, first[hit]] >= spec.upper, 1, -1)
-        used[done] = played + first[hit] + 1
-        counts[active] = cumulative[:, -1, :]
-        active = active[~hit]
-        played += size
-    return decision, used
+
+    def draw(rng: np.random.Generator, n: int, size: int) -> np.ndarray:
+        wins = ((rng.random((n, size)) < p_det).astype(np.int64)
+                + (rng.random((n, size)) < p_mrx))
+        return 2 * wins
+
+    return simulate_tests(spec, draw, runs, max_pairs, rng, block)
 
 
 def main() -> None:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -215,6 +215,38 @@ def llr_batch(counts: Sequence[float] | FloatArray, elo0: float, elo1: float) ->
     value = total * (_log_dual(freq, s1) - _log_dual(freq, s0))
     return np.where(array.sum(axis=-1) > 0, value, 0.0)
 
+
+
+def simulate_tests(spec: SprtSpec,
+                   draw: Callable[[np.random.Generator, int, int], npt.NDArray[np.int64]],
+                   runs: int, max_pairs: int, rng: np.random.Generator, block: int = 400
+                   ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """``runs`` simulated tests of ``spec``, each checking the LLR after every pair (as the
+    tournament runner does), stopping at a bound or after ``max_pairs``. ``draw(rng, n,
+    size)`` gives the next ``size`` pairs of ``n`` running tests as pentanomial cells (0..4:
+    the first player's points out of 2, in halves). Per test: the decision (+1 H1, -1 H0,
+    0 none) and the pairs it used. For benchmarks of the test's operating characteristic."""
+    decision = np.zeros(runs, dtype=np.int64)
+    used = np.full(runs, max_pairs, dtype=np.int64)
+    counts = np.zeros((runs, 5))
+    active = np.arange(runs)
+    played = 0
+    while active.size and played < max_pairs:
+        size = min(block, max_pairs - played)
+        steps = np.zeros((active.size, size, 5))
+        np.put_along_axis(steps, draw(rng, active.size, size)[..., None], 1.0, axis=-1)
+        cumulative = counts[active][:, None, :] + np.cumsum(steps, axis=1)
+        value = llr_batch(cumulative, spec.elo0, spec.elo1)
+        crossed = (value >= spec.upper) | (value <= spec.lower)
+        hit = crossed.any(axis=1)
+        first = crossed.argmax(axis=1)
+        done = active[hit]
+        decision[done] = np.where(value[hit, first[hit]] >= spec.upper, 1, -1)
+        used[done] = played + first[hit] + 1
+        counts[active] = cumulative[:, -1, :]
+        active = active[~hit]
+        played += size
+    return decision, used
 
 def llr(counts: Sequence[float], elo0: float, elo1: float) -> float:
     """The GSPRT log-likelihood ratio of H1 (logistic Elo ``elo1``) against H0 (``elo0``)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from ratings.sprt import (
     llr_normal,
     logistic_elo,
     logistic_score,
+    simulate_tests,
 )
 
 SCORES = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
@@ -204,3 +206,22 @@ def test_pair_tally_counts_complete_pairs_once() -> None:
         llr([1, 2, 3], 0, 10)
     with pytest.raises(SprtError, match=">= 0"):
         llr([1, 2, 3, -1, 0], 0, 10)
+
+
+def test_simulated_tests_stop_at_the_first_pair_past_a_bound() -> None:
+    """simulate_tests (bench/sprt.py, bench/pairing.py): a test that only sees 2-0 pairs
+    accepts H1 at the first pair whose LLR reaches the upper bound; only 0-2 pairs, H0;
+    only 1-1 pairs between symmetric hypotheses never decides."""
+    spec = SprtSpec(-10, 10)
+    rng = np.random.default_rng(0)
+
+    def always(cell: int) -> Any:
+        return lambda _rng, n, size: np.full((n, size), cell, dtype=np.int64)
+
+    first = next(k for k in range(1, 1000) if llr([0, 0, 0, 0, k], -10, 10) >= spec.upper)
+    decision, used = simulate_tests(spec, always(4), 3, 1000, rng, block=7)
+    assert decision.tolist() == [1, 1, 1] and used.tolist() == [first] * 3
+    decision, used = simulate_tests(spec, always(0), 2, 1000, rng)
+    assert decision.tolist() == [-1, -1] and used.tolist() == [first] * 2
+    decision, used = simulate_tests(spec, always(2), 2, 50, rng)
+    assert decision.tolist() == [0, 0] and used.tolist() == [50, 50]
