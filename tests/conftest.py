@@ -79,6 +79,20 @@ def pg_url() -> Iterator[str]:
         admin.dispose()
 
 
+#: The database backends a test parametrised with :func:`database_url` runs on.
+BACKENDS = ["sqlite", *(["postgresql"] if os.environ.get("YARD_TEST_POSTGRES_URL") else [])]
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh, empty database: a SQLite file, or a throwaway PostgreSQL schema
+    (:func:`pg_url`) when YARD_TEST_POSTGRES_URL names a server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'yard.db'}"
+    url: str = request.getfixturevalue("pg_url")
+    return url
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker more than cores. Many tests spend much of their time waiting
     (for bot processes to start and connect, for a timeout they test, for the browser), so

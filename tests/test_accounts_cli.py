@@ -10,25 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 from yard_cli import yard_here
 
 from db.store import Database
 from db.store.accounts import token_matches
 
-POSTGRES_URL = os.environ.get("YARD_TEST_POSTGRES_URL")
-BACKENDS = ["sqlite", *(["postgresql"] if POSTGRES_URL else [])]
 YARD = str(Path(sys.executable).with_name("yard"))
-
-
-@pytest.fixture(params=BACKENDS)
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh, empty database: a SQLite file, or a throwaway PostgreSQL schema."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'yard.db'}"
-    url: str = request.getfixturevalue("pg_url")
-    return url
 
 
 def yard(*args: str) -> subprocess.CompletedProcess[str]:

@@ -30,8 +30,6 @@ from db.store.tournaments import HasGamesError
 from game import Outcome, Termination, Winner
 from server.transcript import transcripts
 
-POSTGRES_URL = os.environ.get("YARD_TEST_POSTGRES_URL")
-BACKENDS = ["sqlite", *(["postgresql"] if POSTGRES_URL else [])]
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
 
@@ -68,15 +66,6 @@ def format_1(record: GameRecord) -> dict[str, Any]:
                        if v is not None or k not in ("playouts", "nodes", "depth")}
                       for t in record.turns],
             "transcripts": record.transcripts}
-
-
-@pytest.fixture(params=BACKENDS)
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh, empty database: a SQLite file, or a throwaway PostgreSQL schema."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'yard.db'}"
-    url: str = request.getfixturevalue("pg_url")
-    return url
 
 
 @pytest.fixture
