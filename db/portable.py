@@ -269,16 +269,21 @@ def _checked(data: dict[str, Any]) -> PortableGame:
     if data.get("format") != RECORD_FORMAT:
         raise RecordError(f"not a yard game record (format {data.get('format')!r:.40}, "
                           f"expected {RECORD_FORMAT!r})")
-    version = data.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise RecordError(f"record version {version!r:.40} is not a positive integer")
-    if version > RECORD_VERSION:
-        raise RecordError(f"record version {version} is newer than this yard reads "
-                          f"({RECORD_VERSION}); upgrade yard")
+    _check_version(data, "record", RECORD_VERSION)
     game_id = _str(data, "game_id", MAX_GAME_ID)
     if not game_id:
         raise RecordError("game_id must not be empty")
     return _read(data, game_id)
+
+
+def _check_version(data: dict[str, Any], what: str, newest: int) -> None:
+    """:class:`RecordError` unless ``data["version"]`` is a version up to ``newest``."""
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise RecordError(f"{what} version {version!r:.40} is not a positive integer")
+    if version > newest:
+        raise RecordError(f"{what} version {version} is newer than this yard reads "
+                          f"({newest}); upgrade yard")
 
 
 def _read(data: dict[str, Any], game_id: str) -> PortableGame:
@@ -480,13 +485,7 @@ def tournament_from_portable(data: Any) -> PortableTournament:
     if not isinstance(data, dict) or data.get("format") != TOURNAMENT_FORMAT:
         raise RecordError(f"not a yard tournament line (format "
                           f"{data.get('format') if isinstance(data, dict) else None!r:.40})")
-    version = data.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise RecordError(f"tournament line version {version!r:.40} is not a positive "
-                          f"integer")
-    if version > TOURNAMENT_VERSION:
-        raise RecordError(f"tournament line version {version} is newer than this yard "
-                          f"reads ({TOURNAMENT_VERSION}); upgrade yard")
+    _check_version(data, "tournament line", TOURNAMENT_VERSION)
     tid = _str(data, "id", MAX_GAME_ID)
     if not tid:
         raise RecordError("tournament id must not be empty")
