@@ -165,7 +165,9 @@ class BotClient:
                  token: str | None = None, max_games: int | None = None,
                  retries: int = len(RESUME_DELAYS), instance: str | None = None,
                  direct: bool = True, register: bool = False,
-                 on_token: Callable[[str], None] | None = None) -> None:
+                 on_token: Callable[[str], None] | None = None,
+                 ladder: Sequence[str] | None = None, concurrent: int | None = None
+                 ) -> None:
         self.factory = factory
         self.url = url
         self.name = name
@@ -178,6 +180,10 @@ class BotClient:
         self.register = register
         self.on_token = on_token
         self.max_games = max_games
+        #: The server's ladder rulesets to be matched on (``hello.ladder``), and the most
+        #: games the server may give it at once there (``hello.max_games``).
+        self.ladder = list(ladder) if ladder else None
+        self.concurrent = concurrent
         self.retries = retries
         self.games_played = 0
         self.stopped = False
@@ -234,7 +240,8 @@ class BotClient:
                 ws.attach(self._frame, MAX_FRAME)
             await ws.send(encode(Hello(PROTOCOL_VERSION, self.name, self.version, self.token,
                                        self._resume, instance=self.instance,
-                                       register=self.register)))
+                                       register=self.register, ladder=self.ladder,
+                                       max_games=self.concurrent)))
             async for frame in ws:
                 self._frame(frame)
                 if self._failure is not None or self._done():

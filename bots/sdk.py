@@ -41,7 +41,8 @@ from game import MRX, Move, Ruleset, View
 __all__ = ["MRX", "Bot", "Move", "Range", "Ruleset", "View", "run"]
 
 
-def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None) -> int:
+def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None, *,
+        ladder: Sequence[str] | None = None) -> int:
     """Connect ``bot`` (a class or a zero-argument factory) to a server and play until the
     server shuts down, ``--games`` are played, or the process is interrupted.
 
@@ -52,8 +53,10 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None) -
     once; a ``--token-file`` that exists is used instead), ``--version``, ``--games``,
     ``--instance`` (a label telling several processes of one bot apart; default
     ``$YARD_BOT_INSTANCE``), ``--loop`` (``auto``: uvloop when installed; ``asyncio``,
-    ``uvloop``). A launcher (``yard tournament run --engine``) sets the variables.
-    Returns games played.
+    ``uvloop``), ``--ladder`` (comma-separated rulesets of the server's standing ladder to
+    be matched on, added to ``ladder``) and ``--max-games`` (most ladder games at once,
+    default 1). A launcher (``yard tournament run --engine``) sets the variables. Returns
+    games played.
 
     Call ``self.report(playouts=..., nodes=..., depth=...)`` in ``choose`` to send the
     move's search effort with it (shown in tournament summaries).
@@ -69,12 +72,17 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None) -
                         help="register the name on a server with open registration")
     parser.add_argument("--version", default="")
     parser.add_argument("--games", type=int)
+    parser.add_argument("--ladder", help="comma-separated rulesets of the server's ladder "
+                        "to be matched on, e.g. grid5 (yard serve --ladder)")
+    parser.add_argument("--max-games", type=int, help="most ladder games at once (default 1)")
     parser.add_argument("--instance", default=os.environ.get("YARD_BOT_INSTANCE") or None)
     parser.add_argument("--loop", choices=LOOPS, default="auto",
                         help="event loop (auto: uvloop when installed)")
     args = parser.parse_args(argv)
     token, register, on_token = account_token(args.name, args.token, args.token_file,
                                               args.register)
+    ladder = list(ladder or ()) + [r for r in (args.ladder or "").split(",") if r]
     client = BotClient(bot, args.url, args.name, args.version, token, args.games,
-                       instance=args.instance, register=register, on_token=on_token)
+                       instance=args.instance, register=register, on_token=on_token,
+                       ladder=ladder or None, concurrent=args.max_games)
     return run_on_loop(run_client(client), args.loop)

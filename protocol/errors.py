@@ -46,6 +46,8 @@ class ErrorCode(Enum):
     NAME_TAKEN = "name_taken"
     ACCOUNT_LIMIT = "account_limit"
     ACCOUNTS_UNAVAILABLE = "accounts_unavailable"
+    LADDER_PAUSED = "ladder_paused"
+    BOT_BUSY = "bot_busy"
 
 
 class ProtocolError(YardError):

@@ -36,6 +36,9 @@ class Role(Enum):
     BOT = "bot"
     ADMIN = "admin"
     SPECTATOR = "spectator"
+    #: A person playing from the server's Play page: plays the games it asks for with
+    #: ``play``, rated in the server's human pool.
+    HUMAN = "human"
 
 
 class OnTimeout(Enum):
@@ -126,7 +129,9 @@ class Hello(Message):
     """First message of every connection. ``resume`` reclaims a dropped session.
     ``instance`` tells apart several processes of one bot (e.g. a tournament's game slot).
     ``register`` asks a server with open registration for an account under ``name``
-    (left out of the frame when false)."""
+    (left out of the frame when false). ``ladder``: the rulesets of the server's standing
+    ladder this bot wants to be matched on, at most ``max_games`` games at once (default
+    1); both left out of the frame when null."""
 
     TYPE: ClassVar[str] = "hello"
     protocol: int
@@ -137,6 +142,8 @@ class Hello(Message):
     role: Role = Role.BOT
     instance: str | None = None
     register: bool = field(default=False, metadata=OMIT_DEFAULT)
+    ladder: list[str] | None = field(default=None, metadata=OMIT_DEFAULT)
+    max_games: int | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -219,6 +226,25 @@ class StartMatch(Message):
     instance: str | None = None
     match_over: bool = False
     mrx_seed: int | None = field(default=None, metadata=OMIT_DEFAULT)
+
+
+class Side(Enum):
+    """Which side a person plays (``play.side``)."""
+
+    MRX = "mrx"
+    DETECTIVES = "detectives"
+
+
+@dataclass(frozen=True)
+class Play(Message):
+    """A person (``hello`` role ``human``) asks for a game on ``rules`` as ``side``
+    against bot ``opponent``, a connected ladder bot of that ruleset; answered by
+    ``match_started``, then the game's messages as a bot gets them."""
+
+    TYPE: ClassVar[str] = "play"
+    rules: str
+    side: Side
+    opponent: str
 
 
 @dataclass(frozen=True)
@@ -411,7 +437,7 @@ class MatchOver(MatchOutcome):
 
 MESSAGE_TYPES: dict[str, type[Message]] = {
     cls.TYPE: cls for cls in (
-        Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Ping, Pong, Welcome,
+        Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Ping, Pong, Welcome,
         GameStart, YourTurn, MoveOk, Error, Update, GameOver, Watching, BoardMsg, Bots,
         MatchStarted, MatchResult, MatchOver)
 }

@@ -44,10 +44,12 @@ from protocol import (
     Message,
     MoveMsg,
     Ping,
+    Play,
     Policy,
     Pong,
     ProtocolError,
     Role,
+    Side,
     StartMatch,
     TimeControl,
     Watch,
@@ -56,6 +58,15 @@ from protocol import (
     decode,
 )
 from protocol.tokens import new_token
+from server.ladder import (
+    Ladder,
+    LadderGame,
+    Result,
+    ladder_id,
+    ladder_rules,
+    play_id,
+    play_rules,
+)
 from server.match import Match, MatchSpec, Outputs, Player
 from server.ratelimit import TokenBucket
 
@@ -165,6 +176,19 @@ class ServerConfig:
     max_send_bytes: int = 1 << 20
     max_connections: int = 1024
     max_per_address: int = 256
+    #: Rulesets of the standing ladder (empty: no ladder, no Play page games).
+    ladder: tuple[str, ...] = ()
+    #: A ladder bot's rated games before matchmaking goes by rating
+    #: (:class:`server.ladder.Ladder`), its forfeits in a row that pause it, and for how
+    #: long (doubled for each pause in a row).
+    ladder_placement: int = 6
+    ladder_pause_after: int = 3
+    ladder_pause_s: float = 600.0
+    #: Most games at once a ladder bot may ask for (``hello.max_games``).
+    ladder_max_games: int = 16
+    #: The clock of a person's game (``play``): per move, and a bank.
+    play_time_control: TimeControl = field(
+        default_factory=lambda: TimeControl(move_s=60.0, bank_s=600.0))
 
 
 @dataclass
@@ -182,6 +206,9 @@ class Session:
     instance: str | None = None
     #: The account it authenticated with (``None``: no account needed, or a fixed token).
     account: str | None = None
+    #: Ladder rulesets it asked to be matched on, and its most games at once there.
+    ladder: frozenset[str] = frozenset()
+    max_games: int = 1
 
 
 @dataclass
@@ -223,6 +250,15 @@ class Core:
         #: Set when a game got a deadline before that: the timer must wake up earlier
         #: (cleared by :meth:`next_deadline`).
         self.rearm = False
+        #: The standing ladder's matchmaking and live ratings (``config.ladder``).
+        self.ladder = (Ladder(config.ladder, placement=config.ladder_placement,
+                              pause_after=config.ladder_pause_after,
+                              pause_s=config.ladder_pause_s)
+                       if config.ladder else None)
+        #: A ladder or play game ended: the ladder may start games (:meth:`_ladder_step`).
+        self._ladder_due = False
+        #: The time of the event being handled (when a game that ends now ended).
+        self._now = 0.0
 
     # ------------------------------------------------------------------ connections
 
@@ -246,6 +282,7 @@ class Core:
             return []
         session = conn.session
         session.conn = None
+        self._ladder_left(session, now)
         if not session.games:
             self.sessions.pop(session.id, None)
             return []
@@ -257,6 +294,13 @@ class Core:
 
     def receive(self, conn_id: int, text: str | bytes, now: float) -> list[Output]:
         """Handle one frame from ``conn_id``."""
+        self._now = now
+        out = self._receive(conn_id, text, now)
+        if self._ladder_due:
+            out += self._ladder_step(now)
+        return out
+
+    def _receive(self, conn_id: int, text: str | bytes, now: float) -> list[Output]:
         conn = self.conns.get(conn_id)
         if conn is None:
             return []
@@ -277,17 +321,24 @@ class Core:
 
     def violation(self, conn_id: int, code: ErrorCode, text: str, now: float) -> list[Output]:
         """The shell saw a protocol violation it could not pass on (e.g. an oversized frame)."""
+        self._now = now
         conn = self.conns.get(conn_id)
-        return [] if conn is None else self._violation(conn, code, text, now)
+        out = [] if conn is None else self._violation(conn, code, text, now)
+        if self._ladder_due:
+            out += self._ladder_step(now)
+        return out
 
     # ------------------------------------------------------------------ timers
 
     def tick(self, now: float) -> list[Output]:
         """Run clocks and grace periods due at ``now``."""
+        self._now = now
         out: list[Output] = []
         for match in list(self.matches.values()):
             if (deadline := match.next_deadline()) is not None and deadline <= now:
                 out += self._route(match, match.tick(now))
+        if self._ladder_due:
+            out += self._ladder_step(now)
         return out
 
     def next_deadline(self) -> float | None:
@@ -307,6 +358,7 @@ class Core:
     def shutdown(self, now: float) -> list[Output]:
         """Abort every running game (recorded as ``aborted``) and refuse new ones."""
         self.closing = True
+        self._now = now
         out: list[Output] = []
         for match in list(self.matches.values()):
             out += self._route(match, match.abort(now))
@@ -334,6 +386,8 @@ class Core:
             return []
         if isinstance(message, Watch):
             return self._watch(conn, message)
+        if isinstance(message, Play):
+            return self._play(conn, session, message, now)
         assert isinstance(message, ListBots | StartMatch)
         return self._admin(conn, session, message, now)
 
@@ -350,6 +404,9 @@ class Core:
         problem = _check_labels(hello)
         if problem is not None:
             return self._violation(conn, ErrorCode.BAD_VALUE, problem, now)
+        refused = self._ladder_refused(conn, hello)
+        if refused is not None:
+            return refused
         if conn.foreign_origin is not None:
             return self._refuse(conn, ErrorCode.FORBIDDEN_ORIGIN,
                                 f"web pages from origin {conn.foreign_origin!r:.100} may not "
@@ -442,16 +499,23 @@ class Core:
                 return self._refuse(conn, ErrorCode.ACCOUNT_LIMIT,
                                     f"account {account!r:.40} has {live} connections open "
                                     f"(at most {limit} per account)")
-        session = Session(self.new_id("s"), hello.name, hello.version, hello.role,
+        name = hello.name if hello.role is not Role.HUMAN else HUMAN_PREFIX + hello.name
+        session = Session(self.new_id("s"), name, hello.version, hello.role,
                           hello.role is Role.ADMIN, secrets.token_urlsafe(18), conn.id,
-                          instance=hello.instance, account=account)
+                          instance=hello.instance, account=account,
+                          ladder=frozenset(hello.ladder or ()), max_games=hello.max_games or 1)
         self.sessions[session.id] = session
         conn.session = session
-        log.info("session %s: %s %s (%s%s%s)", session.id, session.name, session.version,
+        log.info("session %s: %s %s (%s%s%s%s)", session.id, session.name, session.version,
                  session.role.value, "" if hello.instance is None
                  else f", instance {hello.instance}", "" if account_token is None
-                 else ", new account")
-        return [Send(conn.id, self._welcome(session, [], account_token))]
+                 else ", new account", "" if not session.ladder
+                 else f", ladder {','.join(sorted(session.ladder))} x{session.max_games}")
+        out: list[Output] = [Send(conn.id, self._welcome(session, [], account_token))]
+        if session.ladder and self.ladder is not None:
+            self.ladder.join(session.name, self._ladder_rules_of(session.name))
+            out += self._ladder_step(now)
+        return out
 
     def _resume(self, conn: Connection, hello: Hello, token: str, now: float
                 ) -> list[Output]:
@@ -556,13 +620,17 @@ class Core:
             return [Send(conn.id, Bots(self.bot_list()))]
         if self.closing:
             raise ProtocolError(ErrorCode.SHUTTING_DOWN, "the server is shutting down")
-        match = Match(self._match_spec(msg), self.wall)
+        spec = self._match_spec(msg)
+        self.admins[spec.game_id] = session.id
+        return self._start(spec, now, Send(conn.id, MatchStarted(spec.game_id, msg.tag)))
+
+    def _start(self, spec: MatchSpec, now: float, *first: Output) -> list[Output]:
+        """Start the game ``spec`` (``first``: what to send before its messages)."""
+        match = Match(spec, self.wall)
         self.matches[match.game_id] = match
-        self.admins[match.game_id] = session.id
         for sid in match.sessions():
             self.sessions[sid].games.add(match.game_id)
-        started = Send(conn.id, MatchStarted(match.game_id, msg.tag))
-        return [started, *self._route(match, match.start(now))]
+        return [*first, *self._route(match, match.start(now))]
 
     def bot_list(self) -> list[BotInfo]:
         """Connected bots by name, with version, live session count and instances."""
@@ -625,6 +693,168 @@ class Core:
         return MatchSpec(self.new_id("g"), rules, players, seed, tc, policy,
                          self.config.grace_s, msg.tag, msg.tournament_id, msg.schedule_id,
                          msg.match_over, msg.mrx_seed)
+
+    # ------------------------------------------------------------------ ladder and play
+
+    def _ladder_refused(self, conn: Connection, hello: Hello) -> list[Output] | None:
+        """The refusal of a ``hello`` whose ladder fields or role this server cannot
+        serve, or ``None``."""
+        if hello.role is Role.HUMAN:
+            if not self.config.ladder:
+                return self._refuse(conn, ErrorCode.FORBIDDEN,
+                                    "this server has no games for people (its operator "
+                                    "starts them with yard serve --ladder RULES)")
+            if hello.ladder or hello.resume is not None or hello.register:
+                return self._refuse(conn, ErrorCode.BAD_VALUE,
+                                    "a person's hello has no ladder, resume or register")
+            return None
+        if hello.role is Role.BOT and hello.name.startswith(HUMAN_PREFIX):
+            return self._refuse(conn, ErrorCode.BAD_VALUE,
+                                f"bot names may not start with {HUMAN_PREFIX!r} (people's "
+                                "names on this server do)")
+        if hello.ladder is None and hello.max_games is None:
+            return None
+        if hello.role is not Role.BOT:
+            return self._refuse(conn, ErrorCode.BAD_VALUE,
+                                "hello.ladder and hello.max_games are for bots")
+        limit = self.config.ladder_max_games
+        if hello.max_games is not None and not 1 <= hello.max_games <= limit:
+            return self._refuse(conn, ErrorCode.BAD_VALUE,
+                                f"hello.max_games must be 1 to {limit}, got {hello.max_games}")
+        if not self.config.ladder:
+            return self._refuse(conn, ErrorCode.BAD_VALUE,
+                                "this server runs no ladder (its operator starts one with "
+                                "yard serve --ladder RULES)")
+        unknown = [r for r in hello.ladder or () if r not in self.config.ladder]
+        if unknown or not hello.ladder:
+            return self._refuse(conn, ErrorCode.BAD_VALUE,
+                                f"hello.ladder {unknown or hello.ladder!r:.80}: this server's "
+                                f"ladder plays {', '.join(self.config.ladder)}")
+        return None
+
+    def _ladder_sessions(self, name: str | None = None) -> list[Session]:
+        """Live ladder bot sessions (of bot ``name`` when given)."""
+        return [s for s in self._live_bots() if s.ladder and (name is None or s.name == name)]
+
+    def _ladder_rules_of(self, name: str) -> frozenset[str]:
+        rules: frozenset[str] = frozenset()
+        for session in self._ladder_sessions(name):
+            rules |= session.ladder
+        return rules
+
+    def _ladder_left(self, session: Session, now: float) -> None:
+        """``session`` lost its connection: the ladder forgets what waited for its bot, if
+        no other session of that bot is live."""
+        if self.ladder is not None and session.ladder and not self._ladder_sessions(
+                session.name):
+            self.ladder.left(session.name, self.wall(now) if self.wall else None)
+
+    def _ladder_step(self, now: float) -> list[Output]:
+        """Start the games the ladder proposes for the bots free now."""
+        self._ladder_due = False
+        if self.ladder is None or self.closing:
+            return []
+        free: dict[str, int] = {}
+        for session in self._ladder_sessions():
+            free[session.name] = free.get(session.name, 0) + max(
+                0, session.max_games - len(session.games))
+        out: list[Output] = []
+        for game in self.ladder.propose(free, now):
+            spec = self._ladder_spec(game)
+            if spec is not None:
+                out += self._start(spec, now)
+        return out
+
+    def _ladder_spec(self, game: LadderGame) -> MatchSpec | None:
+        """The match of ``game``, on sessions of its bots with a free slot."""
+        chosen: dict[str, Session] = {}
+        for name in dict.fromkeys((game.mrx, game.detective)):
+            free = [s for s in self._ladder_sessions(name)
+                    if game.rules in s.ladder and len(s.games) < s.max_games]
+            if not free:
+                return None
+            chosen[name] = min(free, key=lambda s: (len(s.games), s.id))
+        rules = load_ruleset(game.rules)
+        names = [game.mrx, *[game.detective] * rules.detectives]
+        players = [Player(chosen[n].id, n, chosen[n].version, chosen[n].instance)
+                   for n in names]
+        return MatchSpec(self.new_id("g"), rules, players, game.seed,
+                         self.config.time_control, Policy(), self.config.grace_s,
+                         f"ladder leg {game.leg}", ladder_id(game.rules), None, False,
+                         game.mrx_seed)
+
+    def _ladder_result(self, match: Match, record: GameRecord, now: float) -> list[Output]:
+        """Rate a finished ladder or play game; tell a bot it was paused."""
+        assert self.ladder is not None
+        spec = match.spec
+        rules = ladder_rules(spec.tournament_id)
+        outcome = record.outcome
+        at_fault = None if outcome.seat is None else spec.players[outcome.seat].name
+        mrx, detective = spec.players[0].name, spec.players[1].name
+        if rules is None:
+            rules = play_rules(spec.tournament_id)
+            if rules is not None:
+                self.ladder.played(Result(rules, mrx, detective, outcome.winner,
+                                          outcome.termination, at_fault))
+            return []
+        self._ladder_due = True
+        paused = self.ladder.result(Result(rules, mrx, detective, outcome.winner,
+                                           outcome.termination, at_fault), now)
+        if paused is None or at_fault is None:
+            return []
+        log.warning("ladder: %s %s", at_fault, paused)
+        return [Send(s.conn, Error(ErrorCode.LADDER_PAUSED, paused))
+                for s in self._ladder_sessions(at_fault) if s.conn is not None]
+
+    def _play(self, conn: Connection, session: Session, msg: Play, now: float
+              ) -> list[Output]:
+        """A person asks for a game against a ladder bot."""
+        if session.role is not Role.HUMAN:
+            raise ProtocolError(ErrorCode.FORBIDDEN, "play is for people (hello role human)")
+        if self.closing:
+            raise ProtocolError(ErrorCode.SHUTTING_DOWN, "the server is shutting down")
+        if msg.rules not in self.config.ladder:
+            raise ProtocolError(ErrorCode.BAD_MATCH,
+                                f"play.rules {msg.rules!r:.40}: this server plays "
+                                f"{', '.join(self.config.ladder)}")
+        if session.games:
+            raise ProtocolError(ErrorCode.BAD_MATCH,
+                                "finish (or resign) your game before asking for another")
+        bots = [s for s in self._ladder_sessions(msg.opponent) if msg.rules in s.ladder]
+        if not bots:
+            raise ProtocolError(ErrorCode.BOT_NOT_CONNECTED,
+                                f"no bot {msg.opponent!r:.40} on this server's "
+                                f"{msg.rules} ladder now")
+        free = [s for s in bots if len(s.games) < s.max_games]
+        if not free:
+            raise ProtocolError(ErrorCode.BOT_BUSY,
+                                f"bot {msg.opponent!r:.40} is playing as many games as it "
+                                "takes; try again in a moment or pick another")
+        bot = min(free, key=lambda s: (len(s.games), s.id))
+        rules = load_ruleset(msg.rules)
+        me = Player(session.id, session.name, session.version)
+        them = Player(bot.id, bot.name, bot.version, bot.instance)
+        players = ([me, *[them] * rules.detectives] if msg.side is Side.MRX
+                   else [them, *[me] * rules.detectives])
+        spec = MatchSpec(self.new_id("g"), rules, players, secrets.randbelow(2**31),
+                         self.config.play_time_control, Policy(), self.config.grace_s,
+                         "play", play_id(msg.rules), None, False, secrets.randbelow(2**31))
+        return self._start(spec, now, Send(conn.id, MatchStarted(spec.game_id, "play")))
+
+    def ladder_standings(self, now: float) -> dict[str, list[dict[str, object]]]:
+        """The live ladder per ruleset at ``now`` (:meth:`server.ladder.Ladder.standings`),
+        with who is connected; empty without a ladder."""
+        if self.ladder is None:
+            return {}
+        connected = {s.name for s in self._ladder_sessions()}
+        return {rules: self.ladder.standings(rules, connected, now)
+                for rules in self.ladder.rules}
+
+    def people_standings(self) -> dict[str, list[dict[str, object]]]:
+        """The Play page's rating pool per ruleset; empty without a ladder."""
+        if self.ladder is None:
+            return {}
+        return {rules: self.ladder.people(rules) for rules in self.ladder.rules}
 
     # ------------------------------------------------------------------ routing
 
@@ -695,9 +925,11 @@ class Core:
         admin = self.sessions.get(self.admins.pop(match.game_id, ""))
         notify = admin.conn if admin else None
         finished = Finished(record, notify, result)
+        out: list[Output] = (self._ladder_result(match, record, self._now) if self.ladder
+                             else [])
         if notify is None or not spec.notify_over:
-            return [finished]
-        return [Send(notify, MatchOver(**vars(result))), finished]  # the same fields
+            return [*out, finished]
+        return [*out, Send(notify, MatchOver(**vars(result))), finished]  # the same fields
 
     # ------------------------------------------------------------------ faults
 
@@ -732,8 +964,11 @@ class Core:
         return [Send(conn.id, Error(code, text, "hello")), Close(conn.id, text)]
 
 
-CLIENT_TYPES = (Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Ping, Pong)
+CLIENT_TYPES = (Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Ping, Pong)
 """The message types a client may send; any other is a protocol violation."""
+
+HUMAN_PREFIX = "human:"
+"""People (``hello`` role ``human``) play under ``human:NAME``: never a bot's name."""
 
 LABEL_LIMIT = 64
 """Most characters in a ``hello`` name, version or instance."""

@@ -22,6 +22,7 @@ from sqlalchemy.engine import make_url
 from websockets.asyncio.server import ServerConnection, serve
 
 from db.store import Database
+from game import load_ruleset
 from game.errors import YardError
 from protocol import TimeControl
 from server.accounts import AccountChecker
@@ -33,8 +34,10 @@ from server.auth import (
     is_loopback,
     server_admin_token,
 )
-from server.core import ServerConfig
+from server.core import Core, ServerConfig
 from server.gate import HttpConnection, refusal_slots
+from server.house import House, HouseBot
+from server.ladder import ladder_id, play_id
 from server.logs import configure as configure_logging
 from server.logs import raise_open_file_limit
 from server.web.http import WebApp, web_url
@@ -71,7 +74,10 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
                   send_buffer_kib: int = 1024, *, admin_token_file: str | None = None,
                   allow_origin: tuple[str, ...] = (), accounts: bool = False,
                   open_registration: bool = False, max_account_connections: int = 16,
-                  max_account_games: int = 64) -> ServerConfig:
+                  max_account_games: int = 64, ladder: tuple[str, ...] = (),
+                  ladder_placement: int = 6, ladder_pause_after: int = 3,
+                  ladder_max_games: int = 16, play_move_time: float = 60.0,
+                  play_bank_time: float = 600.0) -> ServerConfig:
     """The server configuration of ``yard serve``'s options: bot tokens from ``token_file``
     and ``NAME=TOKEN`` pairs; the admin token from ``admin_token``, else the token file's
     ``admin_token``, else ``admin_token_file`` (default
@@ -91,6 +97,16 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
     if max_account_connections < 1 or max_account_games < 1:
         raise ServerConfigError("--max-account-connections and --max-account-games must "
                                 "be at least 1")
+    for rules in ladder:
+        try:
+            load_ruleset(rules)
+        except YardError as exc:
+            raise ServerConfigError(f"--ladder: {exc}") from None
+    if ladder_placement < 0 or ladder_pause_after < 1 or ladder_max_games < 1:
+        raise ServerConfigError("--ladder-placement must be >= 0, --ladder-pause-after and "
+                                "--ladder-max-games >= 1")
+    if play_move_time <= 0 or play_bank_time < 0:
+        raise ServerConfigError("--play-move-time must be > 0, --play-bank-time >= 0")
     origins: list[str] = []
     for text in allow_origin:
         try:
@@ -113,18 +129,23 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
                           time_control=TimeControl(move_time, bank_time), grace_s=grace,
                           hello_timeout_s=hello_timeout, max_send_bytes=send_buffer_kib * 1024,
                           max_connections=max_connections,
-                          max_per_address=min(max_per_address, max_connections))
+                          max_per_address=min(max_per_address, max_connections),
+                          ladder=tuple(dict.fromkeys(ladder)), ladder_placement=ladder_placement,
+                          ladder_pause_after=ladder_pause_after,
+                          ladder_max_games=ladder_max_games,
+                          play_time_control=TimeControl(play_move_time, play_bank_time))
     return config
 
 
 def run_server(config: ServerConfig, db_url: str, host: str, port: int,
-               ready_file: str | None = None, loop_name: str = "asyncio") -> None:
+               ready_file: str | None = None, loop_name: str = "asyncio",
+               house: list[HouseBot] | None = None) -> None:
     """Serve until SIGINT/SIGTERM on the event loop ``loop_name`` (running games are
-    stored as aborted)."""
+    stored as aborted), with the ``house`` bots on its ladder."""
     runner = event_loop_runner(loop_name)
     configure_logging()
     _fit_open_files(config)
-    runner(_serve(config, db_url, host, port, ready_file))
+    runner(_serve(config, db_url, host, port, ready_file, House(house or [], config)))
 
 
 def event_loop_runner(name: str) -> Callable[[Coroutine[Any, Any, None]], None]:
@@ -193,8 +214,30 @@ def tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
+def _local_url(host: str, port: int) -> str:
+    """The URL this machine's processes reach the server at (an any-address server on
+    its loopback address)."""
+    if host in ("0.0.0.0", ""):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    return f"ws://[{host}]:{port}" if ":" in host else f"ws://{host}:{port}"
+
+
+def load_ladder(core: Core, db: Database) -> None:
+    """Make the ladder's and the Play page's game groups in ``db`` and rate their stored
+    games into ``core``'s ladder, oldest first (before any bot can connect)."""
+    ladder = core.ladder
+    assert ladder is not None
+    for rules in ladder.rules:
+        for group, kind in ((ladder_id(rules), "ladder"), (play_id(rules), "play")):
+            db.ensure_group(group, {"format": kind, "rules": rules})
+            ladder.replay(rules, db.group_games(group), people=kind == "play")
+
+
 async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
-                 ready_file: str | None) -> None:
+                 ready_file: str | None, house: House) -> None:
+    house.prepare()
     server = MatchServer(config, None, host, port)
     web = WebApp(db_url, live=server.core, lazy=True)  # the database is opened below
     server.process_request = web.process_request
@@ -210,6 +253,12 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
     except BaseException:
         await server.stop()
         raise
+    if config.ladder and isinstance(sink, Database):
+        try:
+            load_ladder(server.core, sink)
+        except BaseException:
+            await server.stop()
+            raise
     server.sink = sink
     server.fallback_path = fallback_path(db_url)
     if config.accounts and isinstance(sink, Database):
@@ -220,6 +269,10 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
         os.replace(tmp, ready_file)
     print(f"listening on {url}")
     print(f"web pages at {web_url(url)}")
+    if config.ladder:
+        print(f"ladder: {', '.join(config.ladder)} (bots join with yard bot NAME --url "
+              f"{url} --ladder {config.ladder[0]}; people play at {web_url(url)}#/play)")
+    house.start(_local_url(host, server.port_number))
     sys.stdout.flush()
     if config.admin_token_file is not None:
         print(f"admin token in {config.admin_token_file} (admin clients on this machine "
@@ -238,6 +291,7 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await server.stop()
+    await house.stop()
     web.close()
     close = getattr(sink, "close", None)
     if callable(close):

@@ -19,12 +19,13 @@ from db.store.accounts import Accounts
 from db.store.base import opt_str
 from db.store.games import Games
 from db.store.leases import Leases
+from db.store.pools import Pools
 from db.store.schedule import Schedule
 from db.store.tournaments import Tournaments, forfeit_record
 from game import Outcome
 
 
-class Database(Games, Tournaments, Schedule, Leases, Accounts):
+class Database(Games, Tournaments, Schedule, Leases, Accounts, Pools):
     """A yard database. Create with :meth:`connect`; close with :meth:`close`."""
 
     @classmethod

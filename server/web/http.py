@@ -23,6 +23,9 @@ Routes::
     /api/live                  games being played now
     /api/live/ID               a running game's spectator snapshot (detectives' view)
     /api/boards/NAME           board drawing (london, gridWxH) of a board in use here
+    /api/ladder                the standing ladder per ruleset (live ratings) and the
+                               Play page's pool of people
+    /api/ladder/RULES/bots/N   bot N's ladder page: rating after each game, forfeits
 
 Nothing private is served:
 
@@ -55,6 +58,7 @@ import mimetypes
 import re
 import threading
 import time
+import urllib.parse
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -72,6 +76,7 @@ from db.store import Database
 from db.store.queries import WithheldCache, db_errors, open_read_engine, stored_boards
 from server.web.boards import BOARD_NAME, BoardCache, builtin_boards
 from server.web.errors import Busy, NotFound, WebError, Withheld
+from server.web.ladder import RATINGS_NOTE, bot_page, stored_ladders
 from server.web.listings import (
     MAX_LIMIT,
     MAX_OFFSET,
@@ -200,6 +205,8 @@ class WebApp:
             (re.compile(r"^live$"), self._live),
             (re.compile(r"^live/([^/]{1,64})$"), self._live_game),
             (re.compile(r"^boards/([A-Za-z0-9]{1,20})$"), self._board),
+            (re.compile(r"^ladder$"), self._ladder),
+            (re.compile(r"^ladder/([A-Za-z0-9_.-]{1,64})/bots/([^/]{1,64})$"), self._ladder_bot),
         ]
 
     def open(self) -> None:
@@ -531,6 +538,20 @@ class WebApp:
         while len(self._replays) > REPLAY_CACHE:
             self._replays.popitem(last=False)
         return body
+
+    async def _ladder(self, query: dict[str, list[str]], _: list[str]) -> Any:
+        standings = getattr(self.live, "ladder_standings", None)
+        people = getattr(self.live, "people_standings", None)
+        if callable(standings) and callable(people):
+            ladders = standings(time.monotonic())
+            if ladders:
+                return {"live": True, "note": RATINGS_NOTE, "ladders": ladders,
+                        "people": people()}
+        return await self.off_loop(stored_ladders, self.store)
+
+    async def _ladder_bot(self, query: dict[str, list[str]], groups: list[str]) -> Any:
+        rules, name = groups[0], urllib.parse.unquote(groups[1])
+        return await self.off_loop(bot_page, self.store, rules, name)
 
     async def _live(self, query: dict[str, list[str]], _: list[str]) -> Any:
         return {"games": live_list(self.live)}

@@ -35,6 +35,11 @@ from yard.cli.options import BOT_SPEC, OPTION_PAIR, json_option
               help="Bot option (repeatable; same as BOT_SPEC:KEY=VALUE).")
 @click.option("--seed", type=int, help="Seed for bots created before any game seed arrives.")
 @click.option("--games", type=int, help="Exit after this many games.")
+@click.option("--ladder", metavar="RULES[,RULES...]",
+              help="Be matched on the server's standing ladder for these rulesets "
+              "(yard serve --ladder), e.g. grid5.")
+@click.option("--max-games", type=click.IntRange(1), metavar="N",
+              help="Most ladder games at once (default 1).")
 @click.option("--instance", help="Label telling this process apart from other processes "
               "of the same bot (tournament runners give each game slot its own).")
 @click.option("--loop", "loop_name", default="auto", show_default=True,
@@ -43,8 +48,8 @@ from yard.cli.options import BOT_SPEC, OPTION_PAIR, json_option
 @click.option("-v", "--verbose", is_flag=True, help="Log connection events.")
 def bot(spec: BotSpec, url: str, token: str | None, token_file: str | None, register: bool,
         display: str | None, version: str, options: tuple[tuple[str, str], ...],
-        seed: int | None, games: int | None, instance: str | None, loop_name: str,
-        verbose: bool) -> None:
+        seed: int | None, games: int | None, ladder: str | None, max_games: int | None,
+        instance: str | None, loop_name: str, verbose: bool) -> None:
     """Run BOT_SPEC (a built-in or installed bot, or file.py:Class, with options) as a
     client of the server at --url; one process plays many games at once and resumes its
     session after a dropped connection."""
@@ -55,7 +60,9 @@ def bot(spec: BotSpec, url: str, token: str | None, token_file: str | None, regi
     name = display or default_name(spec.ref)
     token, register, on_token = account_token(name, token, token_file, register)
     client = BotClient(lambda: bot_from_spec(spec, seed), url, name, version, token, games,
-                       instance=instance, register=register, on_token=on_token)
+                       instance=instance, register=register, on_token=on_token,
+                       ladder=[r for r in (ladder or "").split(",") if r] or None,
+                       concurrent=max_games)
     played = run_on_loop(run_client(client), loop_name)
     click.echo(f"{client.name}: played {played} games", err=True)
 

@@ -11,6 +11,7 @@ from bots.spec import BotSpec
 from protocol import OnTimeout, Policy, StartMatch, TimeControl, to_json
 from protocol.messages import MatchResult
 from server.auth import client_admin_token
+from server.house import HouseBot
 from server.run import run_server, server_config
 from tournament.engines import Engine
 from tournament.match import play_match
@@ -74,13 +75,37 @@ from yard.cli.options import (
 @click.option("--loop", "loop_name", default="asyncio", show_default=True,
               type=click.Choice(["auto", "asyncio", "uvloop"]),
               help="Event loop: auto is uvloop when installed (pip install 'yard[fast]').")
+@click.option("--ladder", metavar="RULES[,RULES...]", default="",
+              help="Run a standing ladder on these rulesets: bots that connect with "
+              "--ladder are matched in role-swapped pairs and rated after every game, and "
+              "people can play them on the Play page (docs/ladder.md).")
+@click.option("--house", "house", multiple=True, type=BOT_SPEC, metavar="BOT_SPEC",
+              help="A built-in bot the server starts and keeps on its ladder, e.g. random "
+              "or mcts:iterations=200 (repeatable; needs --ladder).")
+@click.option("--house-games", default=4, show_default=True, type=click.IntRange(1),
+              help="Games at once each --house bot takes.")
+@click.option("--ladder-placement", default=6, show_default=True, type=click.IntRange(0),
+              help="Rated games a new ladder bot plays against opponents spread over the "
+              "ladder before it is matched near its rating.")
+@click.option("--ladder-pause-after", default=3, show_default=True, type=click.IntRange(1),
+              help="Forfeits in a row (timeouts, errors, disconnects...) that pause a bot "
+              "from the ladder until it connects again.")
+@click.option("--ladder-max-games", default=16, show_default=True, type=click.IntRange(1),
+              help="Most games at once a ladder bot may ask for (hello max_games).")
+@click.option("--play-move-time", default=60.0, show_default=True,
+              type=click.FloatRange(0, min_open=True),
+              help="Seconds per move of a person on the Play page.")
+@click.option("--play-bank-time", default=600.0, show_default=True,
+              type=click.FloatRange(0), help="Bank seconds of a person on the Play page.")
 def serve(host: str, port: int, db_url: str, token_file: str | None,
           bot_token: tuple[str, ...], admin_token: str | None, admin_token_file: str | None,
           allow_origin: tuple[str, ...], accounts: bool, open_registration: bool,
           max_account_connections: int, max_account_games: int, move_time: float,
           bank_time: float, grace: float, ready_file: str | None, max_connections: int,
           max_per_address: int, hello_timeout: float, send_buffer_kib: int,
-          loop_name: str) -> None:
+          loop_name: str, ladder: str, house: tuple[BotSpec, ...], house_games: int,
+          ladder_placement: int, ladder_pause_after: int, ladder_max_games: int,
+          play_move_time: float, play_bank_time: float) -> None:
     """Run a match server until SIGINT/SIGTERM (running games are stored as aborted).
 
     Every option is checked, and the port bound, before the database is opened or created.
@@ -93,8 +118,17 @@ def serve(host: str, port: int, db_url: str, token_file: str | None,
                            allow_origin=allow_origin, accounts=accounts,
                            open_registration=open_registration,
                            max_account_connections=max_account_connections,
-                           max_account_games=max_account_games)
-    run_server(config, db_url, host, port, ready_file, loop_name)
+                           max_account_games=max_account_games,
+                           ladder=tuple(r.strip() for r in ladder.split(",") if r.strip()),
+                           ladder_placement=ladder_placement,
+                           ladder_pause_after=ladder_pause_after,
+                           ladder_max_games=ladder_max_games, play_move_time=play_move_time,
+                           play_bank_time=play_bank_time)
+    if house and not config.ladder:
+        raise click.UsageError("--house bots play on the ladder: give --ladder RULES too")
+    houses = [HouseBot(str(spec), str(spec), min(house_games, ladder_max_games))
+              for spec in house]
+    run_server(config, db_url, host, port, ready_file, loop_name, houses)
 
 
 @click.command(cls=EngineCommand)

@@ -1,0 +1,42 @@
+"""The ladder's JSON: live standings per ruleset (from the running server when there is
+one, else rebuilt from the stored games, as ``yard web`` shows them) and one bot's page
+(its rating after each game, forfeits by cause, record by role)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from db.store import Database
+from server.ladder import Ladder, ladder_rules, play_id, play_rules, rating_history
+from server.ladder import ladder_id as group_of
+from server.web.errors import NotFound
+
+#: What the pages say about the two kinds of rating.
+RATINGS_NOTE = ("Live ratings (OpenSkill, Weng-Lin): updated after every game, mu +- sigma; "
+                "ranked by mu - 3 sigma. The authoritative offline view is the maximum "
+                "likelihood Elo with bootstrap intervals (Leaderboard page, yard "
+                "leaderboard --tournament ladder-RULES).")
+
+
+def stored_ladders(store: Database) -> dict[str, Any]:
+    """``{"live": false, "ladders": {rules: rows}, "people": {rules: rows}}`` rebuilt
+    from the stored ladder and Play games (no bot is connected: nobody is serving)."""
+    rules = sorted({r for info in store.list_tournaments()
+                    if (r := ladder_rules(info.tournament_id) or play_rules(info.tournament_id))})
+    ladder = Ladder(rules, rng=random.Random(0))
+    for name in rules:
+        ladder.replay(name, store.group_games(group_of(name)))
+        ladder.replay(name, store.group_games(play_id(name)), people=True)
+    return {"live": False, "note": RATINGS_NOTE,
+            "ladders": {r: ladder.standings(r) for r in rules},
+            "people": {r: ladder.people(r) for r in rules}}
+
+
+def bot_page(store: Database, rules: str, name: str) -> dict[str, Any]:
+    """Bot ``name``'s ladder page on ``rules`` (:func:`server.ladder.rating_history`);
+    :class:`NotFound` when it has played no ladder game there."""
+    page = rating_history(rules, store.group_games(group_of(rules)), name)
+    if not page["history"]:
+        raise NotFound(f"bot {name!r:.64} has no {rules!r:.40} ladder games")
+    return {**page, "group": group_of(rules), "note": RATINGS_NOTE}
