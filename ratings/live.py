@@ -29,8 +29,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from openskill.models import PlackettLuce
-
 #: The model's parameters (the package's defaults): a new player's mean and uncertainty,
 #: and ``beta``, the spread of one game's performance.
 MU = 25.0
@@ -63,6 +61,8 @@ class LiveRatings:
     """The live ratings of one pool (one ruleset of a ladder), by player name."""
 
     def __init__(self) -> None:
+        from openskill.models import PlackettLuce  # a third of a second: only for a ladder
+
         self._model = PlackettLuce(mu=MU, sigma=SIGMA, beta=BETA)
         self._ratings: dict[str, LiveRating] = {}
 

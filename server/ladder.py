@@ -39,11 +39,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from db.store.pools import PoolGame
 from game import Termination, Winner
-from ratings.live import LiveRating, LiveRatings
+
+if TYPE_CHECKING:  # the server's core imports this module: no database code or numpy (the
+    # ratings package) until a ladder is made
+    from db.store.pools import PoolGame
+    from ratings.live import LiveRating, LiveRatings
 
 LADDER_PREFIX = "ladder-"
 """Ladder games are stored in a tournament-like group ``ladder-RULES`` per ruleset."""
@@ -147,6 +150,8 @@ class Ladder:
                  pause_s: float = 600.0, rng: random.Random | None = None) -> None:
         if pause_after < 1 or placement < 0 or pause_s < 0:
             raise ValueError("pause_after must be >= 1, placement and pause_s >= 0")
+        from ratings.live import LiveRatings
+
         self.rules = tuple(dict.fromkeys(rules))
         self.placement = placement
         self.pause_after = pause_after
