@@ -48,6 +48,7 @@ class ErrorCode(Enum):
     ACCOUNTS_UNAVAILABLE = "accounts_unavailable"
     LADDER_PAUSED = "ladder_paused"
     BOT_BUSY = "bot_busy"
+    LADDER_CHECK_FAILED = "ladder_check_failed"
 
 
 class ProtocolError(YardError):

@@ -13,6 +13,7 @@ asyncio shell (:mod:`server.app`) only moves bytes and runs timers around it.
 from __future__ import annotations
 
 import logging
+import random
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -184,6 +185,10 @@ class ServerConfig:
     ladder_placement: int = 6
     ladder_pause_after: int = 3
     ladder_pause_s: float = 600.0
+    #: A bot new to the ladder first plays two check games (as Mister X, then as the
+    #: detectives) against the server's own random player, and is matched only if it
+    #: plays both to the end without a fault.
+    ladder_check: bool = False
     #: Most games at once a ladder bot may ask for (``hello.max_games``).
     ladder_max_games: int = 16
     #: The clock of a person's game (``play``): per move, and a bank.
@@ -253,12 +258,16 @@ class Core:
         #: The standing ladder's matchmaking and live ratings (``config.ladder``).
         self.ladder = (Ladder(config.ladder, placement=config.ladder_placement,
                               pause_after=config.ladder_pause_after,
-                              pause_s=config.ladder_pause_s)
+                              pause_s=config.ladder_pause_s, check=config.ladder_check)
                        if config.ladder else None)
         #: A ladder or play game ended: the ladder may start games (:meth:`_ladder_step`).
         self._ladder_due = False
         #: The time of the event being handled (when a game that ends now ended).
         self._now = 0.0
+        #: Ladder check games running (game id -> bot, leg, ruleset) and waiting to start.
+        self._checks: dict[str, tuple[str, int, str]] = {}
+        self._check_queue: list[tuple[str, int, str]] = []
+        self._check_rng = random.Random(secrets.randbits(64))
 
     # ------------------------------------------------------------------ connections
 
@@ -453,6 +462,7 @@ class Core:
                       ) -> list[Output]:
         """The shell's answer to :class:`Authenticate` for ``conn_id``: go on with its
         ``hello``, or refuse it."""
+        self._now = now
         conn = self.conns.get(conn_id)
         if conn is None or conn.pending is None:
             if verdict.status is AccountStatus.REGISTERED:
@@ -514,6 +524,9 @@ class Core:
         out: list[Output] = [Send(conn.id, self._welcome(session, [], account_token))]
         if session.ladder and self.ladder is not None:
             self.ladder.join(session.name, self._ladder_rules_of(session.name))
+            checking = {c[0] for c in [*self._checks.values(), *self._check_queue]}
+            if self.ladder.needs_check(session.name) and session.name not in checking:
+                self._check_queue.append((session.name, 1, sorted(session.ladder)[0]))
             out += self._ladder_step(now)
         return out
 
@@ -754,11 +767,17 @@ class Core:
         self._ladder_due = False
         if self.ladder is None or self.closing:
             return []
+        out: list[Output] = []
+        for check in list(self._check_queue):
+            spec = self._check_spec(*check)
+            if spec is not None:
+                self._check_queue.remove(check)
+                self._checks[spec.game_id] = check
+                out += self._start(spec, now)
         free: dict[str, int] = {}
         for session in self._ladder_sessions():
             free[session.name] = free.get(session.name, 0) + max(
                 0, session.max_games - len(session.games))
-        out: list[Output] = []
         for game in self.ladder.propose(free, now):
             spec = self._ladder_spec(game)
             if spec is not None:
@@ -782,6 +801,65 @@ class Core:
                          self.config.time_control, Policy(), self.config.grace_s,
                          f"ladder leg {game.leg}", ladder_id(game.rules), None, False,
                          game.mrx_seed)
+
+    def _check_spec(self, name: str, leg: int, rules_name: str) -> MatchSpec | None:
+        """The ladder check game ``leg`` of bot ``name`` (1: it plays Mister X, 2: the
+        detectives) against the server's own random player; ``None`` while the bot has
+        no free slot (or has gone: the check is then dropped)."""
+        sessions = self._ladder_sessions(name)
+        if not sessions:
+            self._check_queue = [c for c in self._check_queue if c[0] != name]
+            return None
+        free = [s for s in sessions if len(s.games) < s.max_games]
+        if not free:
+            return None
+        bot = min(free, key=lambda s: (len(s.games), s.id))
+        checker = self.sessions.setdefault(CHECKER_SESSION, Session(
+            CHECKER_SESSION, CHECKER_NAME, SERVER_VERSION, Role.BOT, False,
+            secrets.token_urlsafe(18), None))
+        rules = load_ruleset(rules_name)
+        me = Player(bot.id, bot.name, bot.version, bot.instance)
+        house = Player(checker.id, checker.name, checker.version)
+        players = ([me, *[house] * rules.detectives] if leg == 1
+                   else [house, *[me] * rules.detectives])
+        return MatchSpec(self.new_id("g"), rules, players, secrets.randbelow(2**31),
+                         self.config.time_control, Policy(), self.config.grace_s,
+                         "ladder check", None, None, False, secrets.randbelow(2**31))
+
+    def _checker_moves(self, match: Match, turns: list[YourTurn]) -> list[Output]:
+        """The server's own random player answers its turns in a ladder check game."""
+        out: list[Output] = []
+        for turn in turns:
+            move = MoveMsg(turn.game, turn.turn, self._check_rng.choice(turn.legal))
+            if not match.finished:
+                out += self._route(match, match.handle_move(CHECKER_SESSION, move, self._now))
+        return out
+
+    def _check_over(self, match: Match, record: GameRecord) -> list[Output]:
+        """A ladder check game ended (it is not stored): go on to the second, or say
+        whether the bot passed."""
+        assert self.ladder is not None
+        name, leg, rules = self._checks.pop(match.game_id)
+        outcome = record.outcome
+        self._ladder_due = True
+        if outcome.termination is Termination.ABORTED:
+            return []
+        at_fault = None if outcome.seat is None else match.spec.players[outcome.seat].name
+        if at_fault != name:
+            if leg == 1:
+                self._check_queue.append((name, 2, rules))
+            else:
+                self.ladder.checked(name, None)
+                log.info("ladder: %s passed the ladder check", name)
+            return []
+        role = "Mister X" if leg == 1 else "the detectives"
+        reason = (f"ladder check failed: as {role} on {rules} against the server's random "
+                  f"player, the game ended {outcome.termination.value} by your fault; fix "
+                  "the bot and connect again")
+        self.ladder.checked(name, reason)
+        log.warning("ladder: %s %s", name, reason)
+        return [Send(s.conn, Error(ErrorCode.LADDER_CHECK_FAILED, reason))
+                for s in self._ladder_sessions(name) if s.conn is not None]
 
     def _ladder_result(self, match: Match, record: GameRecord, now: float) -> list[Output]:
         """Rate a finished ladder or play game; tell a bot it was paused."""
@@ -821,6 +899,9 @@ class Core:
             raise ProtocolError(ErrorCode.BAD_MATCH,
                                 "finish (or resign) your game before asking for another")
         bots = [s for s in self._ladder_sessions(msg.opponent) if msg.rules in s.ladder]
+        paused = None if self.ladder is None else self.ladder.paused(msg.opponent, now)
+        if paused is not None:
+            raise ProtocolError(ErrorCode.BOT_BUSY, f"bot {msg.opponent!r:.40} is {paused}")
         if not bots:
             raise ProtocolError(ErrorCode.BOT_NOT_CONNECTED,
                                 f"no bot {msg.opponent!r:.40} on this server's "
@@ -863,6 +944,7 @@ class Core:
         if not watchers:  # the usual case: players only
             return self._route_players(match, outputs)
         out: list[Output] = []
+        checker: list[YourTurn] = []
         sent: set[tuple[int, int]] = set()  # (conn, message): a player that also watches
         for recipient, message in outputs:  # its game gets each broadcast once
             if recipient is None:
@@ -879,12 +961,16 @@ class Core:
                 out.append(Send(conn, message))
                 if watchers:
                     sent.add((conn, id(message)))
-        return self._after_route(match, out)
+            elif recipient == CHECKER_SESSION and type(message) is YourTurn:
+                checker.append(message)
+        out = self._after_route(match, out)
+        return out + self._checker_moves(match, checker) if checker else out
 
     def _route_players(self, match: Match, outputs: Outputs) -> list[Output]:
         """:meth:`_route` for a game nobody watches."""
         out: list[Output] = []
         sessions = self.sessions
+        checker: list[YourTurn] = []
         for recipient, message in outputs:
             if recipient is not None and (conn := sessions[recipient].conn) is not None:
                 if type(message) is YourTurn:  # see _route
@@ -892,7 +978,10 @@ class Core:
                 elif type(message) is GameStart:
                     out += self._board(conn, match)
                 out.append(Send(conn, message))
-        return self._after_route(match, out)
+            elif recipient == CHECKER_SESSION and type(message) is YourTurn:
+                checker.append(message)
+        out = self._after_route(match, out)
+        return out + self._checker_moves(match, checker) if checker else out
 
     def _after_route(self, match: Match, out: list[Output]) -> list[Output]:
         """``out``, plus the store (and ``match_over``) of a game that just ended; else the
@@ -918,6 +1007,8 @@ class Core:
         for conn_id in self.watchers.pop(match.game_id, ()):
             if (watcher := self.conns.get(conn_id)) is not None:
                 watcher.watching.discard(match.game_id)
+        if match.game_id in self._checks:
+            return self._check_over(match, record)
         outcome, spec = record.outcome, match.spec
         result = MatchResult(match.game_id, outcome.winner, outcome.termination,
                              None if outcome.seat is None else seat_name(outcome.seat),
@@ -966,6 +1057,10 @@ class Core:
 
 CLIENT_TYPES = (Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Ping, Pong)
 """The message types a client may send; any other is a protocol violation."""
+
+CHECKER_SESSION = "s-yard-check"
+CHECKER_NAME = "yard-check"
+"""The server's own random player in ladder check games (a session with no connection)."""
 
 HUMAN_PREFIX = "human:"
 """People (``hello`` role ``human``) play under ``human:NAME``: never a bot's name."""

@@ -128,6 +128,10 @@ class Entrant:
     detective_wins: Counter[str] = field(default_factory=Counter)
     #: When it was last connected (``None``: now, or never known).
     last_seen: datetime | None = None
+    #: Whether it passed the ladder check (``--ladder-check``), or has rated games from
+    #: before; and why its last check failed.
+    checked: bool = False
+    check_failed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -147,7 +151,8 @@ class Ladder:
     """Matchmaking and live ratings of one server's ladder (rulesets ``rules``)."""
 
     def __init__(self, rules: Sequence[str], *, placement: int = 6, pause_after: int = 3,
-                 pause_s: float = 600.0, rng: random.Random | None = None) -> None:
+                 pause_s: float = 600.0, check: bool = False,
+                 rng: random.Random | None = None) -> None:
         if pause_after < 1 or placement < 0 or pause_s < 0:
             raise ValueError("pause_after must be >= 1, placement and pause_s >= 0")
         from ratings.live import LiveRatings
@@ -156,6 +161,8 @@ class Ladder:
         self.placement = placement
         self.pause_after = pause_after
         self.pause_s = pause_s
+        #: Bots play the check games (:meth:`needs_check`) before they are matched.
+        self.check = check
         self.rng = rng or random.SystemRandom()
         self.ratings: dict[str, LiveRatings] = {r: LiveRatings() for r in self.rules}
         #: People's games against bots, rated in their own pool per ruleset.
@@ -174,6 +181,19 @@ class Ladder:
         entrant = self.entrants.setdefault(name, Entrant(name))
         entrant.rules = frozenset(r for r in rules if r in self.ratings)
         return entrant
+
+    def needs_check(self, name: str) -> bool:
+        """Bot ``name`` must pass the ladder check before it is matched (a new bot on a
+        server with ``--ladder-check``; a bot with stored ladder games has passed)."""
+        entrant = self.entrants.get(name)
+        return self.check and (entrant is None or not entrant.checked)
+
+    def checked(self, name: str, failure: str | None) -> None:
+        """Bot ``name``'s ladder check ended: passed (``failure`` ``None``) or failed,
+        and why (it is then matched with nobody until it connects again and passes)."""
+        entrant = self.entrants.setdefault(name, Entrant(name))
+        entrant.checked = failure is None
+        entrant.check_failed = failure
 
     def paused(self, name: str, now: float) -> str | None:
         """Why bot ``name`` is out of matchmaking at ``now`` (``None``: it is not); an
@@ -226,6 +246,7 @@ class Ladder:
         self.meetings[_meeting(result.rules, result.mrx, result.detective)] += 1
         for name in (result.mrx, result.detective):
             entrant = self.entrants.setdefault(name, Entrant(name))
+            entrant.checked = True  # it has played rated games
             if name != result.at_fault:
                 entrant.forfeits_in_a_row = entrant.pauses = 0
         mrx, detective = self.entrants[result.mrx], self.entrants[result.detective]
@@ -273,9 +294,11 @@ class Ladder:
                 out.append(game)
                 self._take(slots, game)
         waiting = {n for g in self.pending for n in (g.mrx, g.detective)}
-        active = [n for n in sorted(free) if n in self.entrants and self.paused(n, now) is None]
+        active = [n for n in sorted(free) if n in self.entrants and self.paused(n, now) is None
+                  and not self.needs_check(n)]
         while True:
-            ready = [n for n in active if slots.get(n, 0) > 0 and n not in waiting]
+            ready = [n for n in active if slots.get(n, 0) > 0 and n not in waiting
+                     and not self.needs_check(n)]
             started = self._pair(ready, active)
             if started is None:
                 return out
@@ -372,7 +395,8 @@ class Ladder:
                 self.paused(name, now)
             seen = entrant.last_seen
             rows.append({"rank": rank, "name": name, **pool.rating(name).to_json(),
-                         "connected": name in live, "paused": entrant.paused,
+                         "connected": name in live,
+                         "paused": entrant.paused or entrant.check_failed,
                          "forfeits": dict(entrant.forfeits),
                          "mrx": _record(entrant.mrx_wins[rules], entrant.mrx_games[rules]),
                          "detectives": _record(entrant.detective_wins[rules],

@@ -77,7 +77,7 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
                   max_account_games: int = 64, ladder: tuple[str, ...] = (),
                   ladder_placement: int = 6, ladder_pause_after: int = 3,
                   ladder_max_games: int = 16, play_move_time: float = 60.0,
-                  play_bank_time: float = 600.0) -> ServerConfig:
+                  play_bank_time: float = 600.0, ladder_check: bool = False) -> ServerConfig:
     """The server configuration of ``yard serve``'s options: bot tokens from ``token_file``
     and ``NAME=TOKEN`` pairs; the admin token from ``admin_token``, else the token file's
     ``admin_token``, else ``admin_token_file`` (default
@@ -105,6 +105,9 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
     if ladder_placement < 0 or ladder_pause_after < 1 or ladder_max_games < 1:
         raise ServerConfigError("--ladder-placement must be >= 0, --ladder-pause-after and "
                                 "--ladder-max-games >= 1")
+    if ladder_check and not ladder:
+        raise ServerConfigError("--ladder-check checks bots new to a ladder: give --ladder "
+                                "RULES too")
     if play_move_time <= 0 or play_bank_time < 0:
         raise ServerConfigError("--play-move-time must be > 0, --play-bank-time >= 0")
     origins: list[str] = []
@@ -132,7 +135,7 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
                           max_per_address=min(max_per_address, max_connections),
                           ladder=tuple(dict.fromkeys(ladder)), ladder_placement=ladder_placement,
                           ladder_pause_after=ladder_pause_after,
-                          ladder_max_games=ladder_max_games,
+                          ladder_max_games=ladder_max_games, ladder_check=ladder_check,
                           play_time_control=TimeControl(play_move_time, play_bank_time))
     return config
 

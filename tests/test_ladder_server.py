@@ -128,7 +128,7 @@ async def test_a_ladder_matches_rates_and_pauses_connected_bots(tmp_path: Path) 
         played[g.mrx] += 1
         played[g.detectives] += 1
     assert all(played[name] >= 2 for name in BOTS), played
-    by_deal: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    by_deal: dict[int | None, list[tuple[str, str]]] = defaultdict(list)
     for mrx, det, _, _, seed, _ in spans:
         by_deal[seed].append((mrx, det))
     assert all(len(p) <= 2 and (len(p) == 1 or p[0] == p[1][::-1]) for p in by_deal.values())

@@ -90,6 +90,10 @@ from yard.cli.options import (
 @click.option("--ladder-pause-after", default=3, show_default=True, type=click.IntRange(1),
               help="Forfeits in a row (timeouts, errors, disconnects...) that pause a bot "
               "from the ladder until it connects again.")
+@click.option("--ladder-check", is_flag=True,
+              help="A bot new to the ladder first plays two check games (as Mister X, then "
+              "as the detectives) against the server's random player; one that faults "
+              "(timeout, illegal move, error...) is told why and not matched.")
 @click.option("--ladder-max-games", default=16, show_default=True, type=click.IntRange(1),
               help="Most games at once a ladder bot may ask for (hello max_games).")
 @click.option("--play-move-time", default=60.0, show_default=True,
@@ -104,8 +108,8 @@ def serve(host: str, port: int, db_url: str, token_file: str | None,
           bank_time: float, grace: float, ready_file: str | None, max_connections: int,
           max_per_address: int, hello_timeout: float, send_buffer_kib: int,
           loop_name: str, ladder: str, house: tuple[BotSpec, ...], house_games: int,
-          ladder_placement: int, ladder_pause_after: int, ladder_max_games: int,
-          play_move_time: float, play_bank_time: float) -> None:
+          ladder_placement: int, ladder_pause_after: int, ladder_check: bool,
+          ladder_max_games: int, play_move_time: float, play_bank_time: float) -> None:
     """Run a match server until SIGINT/SIGTERM (running games are stored as aborted).
 
     Every option is checked, and the port bound, before the database is opened or created.
@@ -123,7 +127,7 @@ def serve(host: str, port: int, db_url: str, token_file: str | None,
                            ladder_placement=ladder_placement,
                            ladder_pause_after=ladder_pause_after,
                            ladder_max_games=ladder_max_games, play_move_time=play_move_time,
-                           play_bank_time=play_bank_time)
+                           play_bank_time=play_bank_time, ladder_check=ladder_check)
     if house and not config.ladder:
         raise click.UsageError("--house bots play on the ladder: give --ladder RULES too")
     houses = [HouseBot(str(spec), str(spec), min(house_games, ladder_max_games))
