@@ -293,8 +293,8 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+    await house.stop()  # first: bots that stay would keep answering aborted games
     await server.stop()
-    await house.stop()
     web.close()
     close = getattr(sink, "close", None)
     if callable(close):
