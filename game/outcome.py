@@ -33,6 +33,9 @@ class Termination(Enum):
     DISCONNECTED = "disconnected"
     PROTOCOL_VIOLATION = "protocol_violation"
     ABORTED = "aborted"
+    #: The side gave the game up (a person's Resign button, ``resign``): a loss, not a
+    #: fault.
+    RESIGNED = "resigned"
 
 
 @dataclass(frozen=True)

@@ -248,6 +248,14 @@ class Play(Message):
 
 
 @dataclass(frozen=True)
+class Resign(Message):
+    """A player gives ``game`` up: its side loses at once (termination ``resigned``)."""
+
+    TYPE: ClassVar[str] = "resign"
+    game: str
+
+
+@dataclass(frozen=True)
 class Ping(Message):
     """Keep-alive; answered by ``pong`` with the same nonce. Either side may send it."""
 
@@ -437,7 +445,8 @@ class MatchOver(MatchOutcome):
 
 MESSAGE_TYPES: dict[str, type[Message]] = {
     cls.TYPE: cls for cls in (
-        Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Ping, Pong, Welcome,
+        Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Resign, Ping, Pong,
+        Welcome,
         GameStart, YourTurn, MoveOk, Error, Update, GameOver, Watching, BoardMsg, Bots,
         MatchStarted, MatchResult, MatchOver)
 }

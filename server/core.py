@@ -49,6 +49,7 @@ from protocol import (
     Policy,
     Pong,
     ProtocolError,
+    Resign,
     Role,
     Side,
     StartMatch,
@@ -397,6 +398,8 @@ class Core:
             return self._watch(conn, message)
         if isinstance(message, Play):
             return self._play(conn, session, message, now)
+        if isinstance(message, Resign):
+            return self._resign(conn, session, message, now)
         assert isinstance(message, ListBots | StartMatch)
         return self._admin(conn, session, message, now)
 
@@ -536,7 +539,8 @@ class Core:
         # bot or admin token ``_hello`` has checked), and only once: it is rotated.
         session = next((s for s in self.sessions.values()
                         if _secret_matches(s.resume_token, token)), None)
-        if session is None or session.name != hello.name or session.role is not hello.role:
+        name = hello.name if hello.role is not Role.HUMAN else HUMAN_PREFIX + hello.name
+        if session is None or session.name != name or session.role is not hello.role:
             return self._refuse(conn, ErrorCode.BAD_RESUME_TOKEN,
                                 "no session of yours with that resume token (expired, "
                                 "already used or unknown)")
@@ -594,6 +598,17 @@ class Core:
                                         f"no game {msg.game!r:.40} with a seat of yours",
                                         msg.game[:40]))]
         return self._route(match, match.handle_bot_error(session.id, msg, now))
+
+    def _resign(self, conn: Connection, session: Session, msg: Resign, now: float
+                ) -> list[Output]:
+        """A player gives a game up: its side loses (``resigned``, not a fault)."""
+        match = self.matches.get(msg.game)
+        if match is None or not match.holds(session.id):
+            return [Send(conn.id, Error(ErrorCode.UNKNOWN_GAME,
+                                        f"no game {msg.game!r:.40} with a seat of yours",
+                                        msg.game[:40]))]
+        return self._route(match, match.forfeit_session(session.id, Termination.RESIGNED,
+                                                        now, "resigned"))
 
     def _watch(self, conn: Connection, msg: Watch) -> list[Output]:
         match = self.matches.get(msg.game)
@@ -717,9 +732,9 @@ class Core:
                 return self._refuse(conn, ErrorCode.FORBIDDEN,
                                     "this server has no games for people (its operator "
                                     "starts them with yard serve --ladder RULES)")
-            if hello.ladder or hello.resume is not None or hello.register:
+            if hello.ladder or hello.register:
                 return self._refuse(conn, ErrorCode.BAD_VALUE,
-                                    "a person's hello has no ladder, resume or register")
+                                    "a person's hello has no ladder or register")
             return None
         if hello.role is Role.BOT and hello.name.startswith(HUMAN_PREFIX):
             return self._refuse(conn, ErrorCode.BAD_VALUE,
@@ -1055,7 +1070,8 @@ class Core:
         return [Send(conn.id, Error(code, text, "hello")), Close(conn.id, text)]
 
 
-CLIENT_TYPES = (Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Ping, Pong)
+CLIENT_TYPES = (Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Resign, Ping,
+                Pong)
 """The message types a client may send; any other is a protocol violation."""
 
 CHECKER_SESSION = "s-yard-check"

@@ -91,6 +91,7 @@ class Fault(Enum):
     DISCONNECTED = "disconnected"
     PROTOCOL_VIOLATION = "protocol_violation"
     ABORTED = "aborted"
+    RESIGNED = "resigned"
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from protocol import (
     MatchStarted,
     MoveMsg,
     Play,
+    Resign,
     Role,
     Side,
     TimeControl,
@@ -173,3 +174,20 @@ def test_a_bot_that_keeps_timing_out_is_told_it_is_paused_and_left_alone() -> No
     assert len(paused) == 1 and "3 forfeits in a row (last: timeout)" in paused[0].message  # type: ignore[attr-defined]
     assert len(h.of(lazy, GameStart)) == 3  # and nothing after the pause
     assert not any(isinstance(m, Close) for m in h.inbox[lazy])  # paused, not thrown out
+
+
+def test_a_person_resigns_and_resumes_after_a_reload() -> None:
+    h = Harness(ladder=("grid5",))
+    h.hello("bot", ladder=["grid5"])
+    me = h.hello("dora", never, role=Role.HUMAN)
+    h.send(me, Play("grid5", Side.MRX, "bot"))
+    (started,) = h.of(me, MatchStarted)
+    welcome = h.inbox[me][0]
+    h.feed(h.core.disconnect(me, h.now))  # the page is reloaded
+    again = h.hello("dora", never, role=Role.HUMAN, resume=welcome.resume_token)  # type: ignore[attr-defined]
+    assert h.of(again, GameStart) and h.of(again, YourTurn)  # the game and its turn again
+    h.send(again, Resign(started.game))  # type: ignore[attr-defined]
+    (over,) = h.of(again, GameOver)
+    assert over.termination.value == "resigned" and over.winner.value == "detectives"  # type: ignore[attr-defined]
+    stranger = h.hello("eve", never, role=Role.HUMAN, resume=welcome.resume_token)  # type: ignore[attr-defined]
+    assert h.of(stranger, Error)[0].code is ErrorCode.BAD_RESUME_TOKEN  # type: ignore[attr-defined]

@@ -166,6 +166,15 @@ def routes(tid: str, team_tid: str, players: list[str], rulesets: list[str],
         "#/constructor", "#/__proto__", "#/games/a/b", "#/leaderboard/x", "#//",
         "#/games?offset=1&offset=-1", "#/games??player=x")]
     out += [("#/games/%3Cb%3E", {404}), ("#/games/%3Cb%3E?move=1", {404})]
+    # The ladder, a bot's ladder page and the Play page (issue 26; this server runs no
+    # ladder and stores no ladder game: a bot's page is a 404 said in words).
+    out += [("#/ladder", set()), ("#/ladder/grid5", set()), ("#/ladder/nope", set()),
+            ("#/ladder/grid5/bots/random", {404}), (f"#/ladder/grid5/bots/{q(XSS)}", {404}),
+            ("#/ladder/nope/bots/random", {404}), ("#/ladder/grid5/bots", set()),
+            ("#/ladder/grid5/x/random", set()), ("#/ladder/grid5/bots/random/x", set()),
+            ("#/ladder/%", set()), ("#/ladder/grid5/bots/%E0%A4%A", set()),
+            ("#/play", set()), ("#/play?rules=grid5&side=detectives&opponent=random", set()),
+            (f"#/play?rules=nope&side=bogus&opponent={q(XSS)}", set()), ("#/play/x", set())]
     return out
 
 
@@ -178,11 +187,11 @@ async def test_every_route_renders_a_page_or_a_message(driver: Any,
     then says what is wrong."""
     data, team_tid = seeded
     async with running_server(data.url) as (_, _app, base):
-        _, board = await get_json(f"{base}api/leaderboard")
+        _, board = await get_json(f"{base}api/leaderboard", ready=True)
         rulesets = [b["ruleset"] for b in board["rulesets"]]
         players = sorted({r["player"] for b in board["rulesets"] for r in b["rows"]})
         assert TEAM in players and XSS in players and rulesets == ["classic", "grid5"]
-        _, listing = await get_json(f"{base}api/games?limit=500")
+        _, listing = await get_json(f"{base}api/games?limit=500", ready=True)
         ids = [g["game_id"] for g in listing["games"]]
         games = [CLASSIC_GAME, ids[1], next(i for i in ids if i.startswith("team-"))]
         cases = routes(data.tournament_id, team_tid, players, rulesets, games)

@@ -150,7 +150,13 @@ def get(url: str) -> tuple[int, dict[str, str], bytes]:
         return exc.code, dict(exc.headers), exc.read()
 
 
-async def get_json(url: str) -> tuple[int, Any]:
-    """GET off the event loop (the server runs on it) and decode JSON."""
-    status, _, body = await asyncio.to_thread(get, url)
-    return status, json.loads(body)
+async def get_json(url: str, *, ready: bool = False) -> tuple[int, Any]:
+    """GET off the event loop (the server runs on it) and decode JSON. ``ready``: while
+    the answer is a 503 (``computing``, ``busy``: the server asks to come back), ask again
+    a moment later, for at most a minute."""
+    deadline = asyncio.get_running_loop().time() + 60
+    while True:
+        status, _, body = await asyncio.to_thread(get, url)
+        if not (ready and status == 503) or asyncio.get_running_loop().time() > deadline:
+            return status, json.loads(body)
+        await asyncio.sleep(0.2)  # what Retry-After asks for: the answer is being computed

@@ -13,9 +13,9 @@ from server.ladder import ladder_id as group_of
 from server.web.errors import NotFound
 
 #: What the pages say about the two kinds of rating.
-RATINGS_NOTE = ("Live ratings (OpenSkill, Weng-Lin): updated after every game, mu +- sigma; "
-                "ranked by mu - 3 sigma. The authoritative offline view is the maximum "
-                "likelihood Elo with bootstrap intervals (Leaderboard page, yard "
+RATINGS_NOTE = ("Live ratings (OpenSkill, Weng-Lin): updated after every game, shown as "
+                "mu ± 2 sigma and ranked by mu - 3 sigma. The authoritative offline view is "
+                "the maximum likelihood Elo with bootstrap intervals (Leaderboard page, yard "
                 "leaderboard --tournament ladder-RULES).")
 
 
@@ -34,9 +34,12 @@ def stored_ladders(store: Database) -> dict[str, Any]:
 
 
 def bot_page(store: Database, rules: str, name: str) -> dict[str, Any]:
-    """Bot ``name``'s ladder page on ``rules`` (:func:`server.ladder.rating_history`);
-    :class:`NotFound` when it has played no ladder game there."""
-    page = rating_history(rules, store.group_games(group_of(rules)), name)
-    if not page["history"]:
-        raise NotFound(f"bot {name!r:.64} has no {rules!r:.40} ladder games")
-    return {**page, "group": group_of(rules), "note": RATINGS_NOTE}
+    """Bot ``name``'s ladder page on ``rules`` (:func:`server.ladder.rating_history`: an
+    empty history for a bot with no ladder game there yet); :class:`NotFound` for a
+    ruleset with no ladder here."""
+    group = group_of(rules)
+    known = {info.tournament_id for info in store.list_tournaments()}
+    if group not in known:
+        raise NotFound(f"no {rules!r:.40} ladder on this server")
+    page = rating_history(rules, store.group_games(group), name)
+    return {**page, "group": group, "note": RATINGS_NOTE}

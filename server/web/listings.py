@@ -59,19 +59,31 @@ def list_games(engine: Engine, flt: GameFilter, withheld: WithheldCache) -> dict
 def tournament_dict(info: TournamentInfo, running: bool) -> dict[str, Any]:
     """A tournament as the API shows it, with ``status``: ``running`` (games being played
     on this server now or seconds ago), ``finished`` (every scheduled game stored, or ended
-    early by the runner) or ``incomplete`` (not running here: stopped, or played elsewhere).
+    early by the runner), ``incomplete`` (not running here: stopped, or played elsewhere)
+    or ``standing`` (a ladder's or the Play page's group of games, with no schedule).
 
     Only the public part of the stored spec is shown (:func:`public_spec`), with ``deals``
     (:func:`deals`)."""
-    status = "running" if running else "finished" if info.finished else "incomplete"
     spec = info.spec
+    standing = spec.get("format") in STANDING_FORMATS
+    status = ("running" if running else "standing" if standing
+              else "finished" if info.finished else "incomplete")
     state = getattr(info, "state", None) or {}
     return {"finished_early": bool(state.get("finished")) and info.played < info.scheduled,
             "tournament_id": info.tournament_id, "rules": public_rules(spec.get("rules")),
             "bots": list(spec.get("bots") or []), "format": spec.get("format"),
             "pairs": spec.get("pairs"), "scheduled": info.scheduled, "played": info.played,
             "status": status, "created_at": info.created_at.isoformat(),
-            "spec": public_spec(spec), "deals": deals(spec, info.finished)}
+            "spec": public_spec(spec),
+            "deals": RANDOM_DEALS if standing else deals(spec, info.finished)}
+
+
+STANDING_FORMATS = ("ladder", "play")
+"""Formats of the game groups a ladder server keeps (``ladder-RULES``, ``play-RULES``): no
+schedule, never finished (``status`` ``standing`` when no game is being played)."""
+
+RANDOM_DEALS = {"kind": "random", "seed": None, "secret": None}
+"""``deals`` of a standing group: every game dealt from the server's random source."""
 
 
 PUBLIC_SPEC_KEYS = ("rules", "bots", "format", "pairs", "pairing", "move_time", "bank_time",

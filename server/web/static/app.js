@@ -1,12 +1,20 @@
 // The yard pages: a hash router over the read-only JSON API.
 import { api, ci, decoded, fmt, h, mount, pct, plural, when } from "./dom.js";
 import { showLive, showReplay, stopViewer } from "./viewer.js";
+import { showBot, showLadder } from "./ladder.js";
+import { showPlay, stopPlay } from "./play.js";
 
 const main = document.getElementById("main");
 let refresh = null;
 
 function every(ms, fn) {
   refresh = setInterval(fn, ms);
+}
+
+/** A table in a box of its own that scrolls sideways: a narrow screen scrolls the table,
+ * never the page. */
+function scroller(table) {
+  return h("div", { class: "scroll" }, table);
 }
 
 function link(text, hash) {
@@ -49,11 +57,11 @@ function leaderboardTable(board) {
     h("td", { class: "num" }, `${r.mrx_wins}/${r.mrx_games}`),
     h("td", { class: "num" }, `${r.detective_wins}/${r.detective_games}`),
     h("td", { class: "num" }, pct(r.superiority_next))));
-  return h("table", { class: "leaderboard", "data-ruleset": board.ruleset },
+  return scroller(h("table", { class: "leaderboard", "data-ruleset": board.ruleset },
     h("thead", {}, h("tr", {}, ["#", "player", "Elo", "95% CI", "Elo as X", "95% CI",
       "Elo as detectives", "95% CI", "games", "X wins", "det. wins", "LOS next"]
       .map((t) => h("th", {}, t)))),
-    h("tbody", {}, rows));
+    h("tbody", {}, rows)));
 }
 
 function heat(rate) {
@@ -77,8 +85,8 @@ function matrixTable(matrix) {
       td.style.backgroundColor = heat(cell.rate);
       return td;
     })));
-  return h("table", { class: "matrix", "data-ruleset": matrix.ruleset },
-    h("thead", {}, head), h("tbody", {}, body));
+  return scroller(h("table", { class: "matrix", "data-ruleset": matrix.ruleset },
+    h("thead", {}, head), h("tbody", {}, body)));
 }
 
 /** Why there is nothing to rate, in words that name the selection (`tournament`: its
@@ -169,7 +177,7 @@ async function showTournaments() {
       mount(body, h("p", { class: "note" }, "No tournaments stored."));
       return;
     }
-    mount(body, h("table", { id: "tournaments" },
+    mount(body, scroller(h("table", { id: "tournaments" },
       h("thead", {}, h("tr", {}, ["tournament", "rules", "bots", "format", "progress",
         "status", "SPRT", "created"].map((t) => h("th", {}, t)))),
       h("tbody", {}, data.tournaments.map((t) => h("tr", { "data-tournament": t.tournament_id },
@@ -178,7 +186,7 @@ async function showTournaments() {
         h("td", {}, t.format || ""), h("td", {}, progress(t)),
         h("td", {}, statusBadge(t.status)),
         h("td", {}, t.sprt ? `${t.sprt.decision} (LLR ${fmt(t.sprt.llr, 2)})` : ""),
-        h("td", {}, when(t.created_at)))))));
+        h("td", {}, when(t.created_at))))))));
   };
   await load();
   every(3000, load);
@@ -204,13 +212,18 @@ function sprtBlock(sprt) {
   const bar = h("progress", { id: "sprt-llr", max: 1000,
     value: Math.round(1000 * Math.min(1, Math.max(0, (sprt.llr - sprt.lower) / ((sprt.upper - sprt.lower) || 1)))) });
   return [h("h2", {}, "SPRT"), h("p", {}, `H0 ${num(sprt.lower)} `, bar, ` H1 ${num(sprt.upper)}`),
-    h("table", { id: "sprt" }, h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v)))))];
+    scroller(h("table", { id: "sprt" }, h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v))))))];
 }
 
 function dealsLine(deals) {
   // How the games were dealt: a secret key (published when the tournament is finished) or
   // a public seed (a research run: every deal can be computed in advance).
   if (!deals) return null;
+  if (deals.kind === "random") {
+    return h("p", { id: "deals", "data-kind": "random" },
+      "Deals: each game from the server's random source (a standing ladder or Play games: " +
+      "no schedule, nothing to predict)");
+  }
   if (deals.kind === "seeded") {
     return h("p", { id: "deals", "data-kind": "seeded" },
       `Deals: seed ${deals.seed} (reproducible, predictable: anyone who knows the seed can ` +
@@ -274,7 +287,7 @@ async function gamesTable(filters, page = null) {
   const context = { ...filters, page };
   if (!data.games.length) return h("p", { class: "note", id: "no-games" }, noGames(data, context));
   return h("div", {}, h("p", { class: "note" }, plural(data.total, "game")),
-    h("table", { id: "games" },
+    scroller(h("table", { id: "games" },
       h("thead", {}, h("tr", {}, ["game", "ruleset", "Mister X", "detectives", "winner",
         "termination", "moves", "finished"].map((t) => h("th", {}, t)))),
       h("tbody", {}, data.games.map((g) => h("tr", { "data-game": g.game_id },
@@ -285,7 +298,7 @@ async function gamesTable(filters, page = null) {
           g.detective_player)),
         h("td", {}, g.winner || "—"),
         h("td", {}, g.termination, g.fault_seat ? ` (${g.fault_seat})` : ""),
-        h("td", { class: "num" }, String(g.moves)), h("td", {}, when(g.finished_at)))))),
+        h("td", { class: "num" }, String(g.moves)), h("td", {}, when(g.finished_at))))))),
     pager(data, page));
 }
 
@@ -353,7 +366,7 @@ async function showLiveList() {
       mount(body, h("p", { class: "note", id: "no-live" }, "No game is being played on this server now."));
       return;
     }
-    mount(body, h("table", { id: "live" },
+    mount(body, scroller(h("table", { id: "live" },
       h("thead", {}, h("tr", {}, ["game", "ruleset", "Mister X", "detectives", "move",
         "to move", "tournament"].map((t) => h("th", {}, t)))),
       h("tbody", {}, data.games.map((g) => h("tr", { "data-game": g.game_id },
@@ -361,7 +374,7 @@ async function showLiveList() {
         h("td", {}, g.ruleset), h("td", {}, g.players.mrx),
         h("td", {}, [...new Set(Object.entries(g.players).filter(([s]) => s !== "mrx").map(([, n]) => n))].join(", ")),
         h("td", { class: "num" }, String(g.move_number)), h("td", {}, g.to_move),
-        h("td", {}, g.tournament_id ? link(g.tournament_id, hashTo("tournaments", g.tournament_id)) : ""))))));
+        h("td", {}, g.tournament_id ? link(g.tournament_id, hashTo("tournaments", g.tournament_id)) : "")))))));
   };
   await load();
   every(1500, load);
@@ -373,6 +386,7 @@ async function route() {
   if (refresh) clearInterval(refresh);
   refresh = null;
   stopViewer();
+  stopPlay();
   const hash = location.hash.replace(/^#/, "") || "/";
   const cut = hash.indexOf("?");
   const path = cut < 0 ? hash : hash.slice(0, cut);
@@ -383,13 +397,17 @@ async function route() {
     a.classList.toggle("active", a.dataset.nav === section);
   }
   // Each page and how many path segments it takes: anything else is "no such page".
-  const pages = new Map([["leaderboard", 1], ["tournaments", 2], ["games", 2], ["live", 2]]);
+  // (ladder: the ladder, one ruleset's, or a bot's page: #/ladder/RULES/bots/NAME.)
+  const pages = new Map([["leaderboard", 1], ["tournaments", 2], ["games", 2], ["live", 2],
+    ["ladder", 4], ["play", 1]]);
+  const botPage = section === "ladder" && parts.length === 4 && parts[2] === "bots";
   try {
     if (parts.includes(null)) {
       mount(main, h("h1", {}, "Malformed address"), h("p", { class: "error" },
         `The address ${location.hash.slice(0, 200)} has a broken %-escape. `,
         link("Leaderboard", "#/")));
-    } else if (!pages.has(section) || parts.length > pages.get(section)) {
+    } else if (!pages.has(section) || parts.length > pages.get(section) ||
+      (section === "ladder" && parts.length > 2 && !botPage)) {
       mount(main, h("h1", {}, "No such page"), h("p", { class: "error" },
         `Nothing is shown at ${location.hash.slice(0, 200)}. `, link("Leaderboard", "#/")));
     } else if (section === "leaderboard") await showLeaderboard(params);
@@ -398,6 +416,9 @@ async function route() {
     else if (section === "games" && parts[1]) await showReplay(main, parts[1], params);
     else if (section === "games") await showGames(params);
     else if (section === "live" && parts[1]) await showLive(main, parts[1]);
+    else if (botPage) await showBot(main, parts[1], parts[3]);
+    else if (section === "ladder") await showLadder(main, parts[1] || null, every);
+    else if (section === "play") await showPlay(main, params);
     else await showLiveList();
   } catch (err) {
     mount(main, h("p", { class: "error" }, `Could not load: ${err.message}`));

@@ -1,7 +1,7 @@
 // Replay viewer (stored games, three perspectives) and live viewer (detectives' view over
 // the protocol's spectator `watch`, full truth once the game is stored).
 import { api, fmt, h, mount, plural } from "./dom.js";
-import { drawBoard, drawPieces, SEAT_COLOURS } from "./board.js";
+import { createBoard, SEAT_COLOURS } from "./board.js";
 
 const PERSPECTIVES = [
   ["mrx", "Mister X"],
@@ -44,11 +44,54 @@ function playersLine(players) {
     h("span", {}, h("b", {}, `${seatLabel(seat)}: `), name)));
 }
 
-function legend() {
-  return h("div", { class: "legend" },
-    h("span", {}, h("i", { class: "swatch d-mrx" }), "Mister X"),
+/** The pieces' key, added to the board's legend of transports. */
+function pieceLegend() {
+  return [h("span", {}, h("i", { class: "swatch d-mrx" }), "Mister X"),
     h("span", {}, h("i", { class: "swatch d-possible" }), "possible location"),
-    h("span", {}, "dashed ring: last seen"));
+    h("span", {}, "dashed ring: last seen")];
+}
+
+/** A board for a viewer in a new box: clicking a station selects it (again: unselects). */
+function viewerBoard(boardJson) {
+  const box = h("div", { class: "boardwrap" });
+  const board = createBoard(box, boardJson, {
+    onStationClick: (station) => board.select(board.selected === station ? null : station),
+  });
+  board.legend.append(...pieceLegend());
+  return { box, board };
+}
+
+const TICKETS = ["taxi", "bus", "underground", "secret", "double"];
+
+function seatColour(seat) {
+  const i = seat === "mrx" ? 0 : parseInt(seat.slice(1), 10) || 0;
+  return SEAT_COLOURS[i % SEAT_COLOURS.length];
+}
+
+/** Every seat's remaining tickets (a view's `tickets`: by seat, null where the ruleset
+ * counts none). */
+function ticketsTable(tickets) {
+  const seats = Object.keys(tickets || {});
+  const kinds = TICKETS.filter((k) => seats.some((seat) => tickets[seat] &&
+    tickets[seat][k] !== undefined && tickets[seat][k] !== null));
+  if (!kinds.length) {
+    return h("p", { class: "note", id: "tickets" }, "Tickets are not counted in this ruleset.");
+  }
+  const dot = (seat) => {
+    const el = h("i", { class: "dot" });
+    el.style.backgroundColor = seatColour(seat);
+    return el;
+  };
+  return h("div", { class: "scroll" }, h("table", { id: "tickets" },
+    h("thead", {}, h("tr", {}, h("th", {}, "seat"), kinds.map((k) => h("th", { class: "num" }, k)))),
+    h("tbody", {}, seats.map((seat) => h("tr", { "data-seat": seat },
+      h("td", {}, dot(seat), seatLabel(seat)),
+      kinds.map((k) => {
+        const own = tickets[seat];
+        const n = own ? own[k] : null;
+        return h("td", { class: "num", "data-ticket": k, title: own ? null : "not counted" },
+          own ? String(n === null || n === undefined ? "–" : n) : "∞");
+      }))))));
 }
 
 function outcomeText(outcome, reason = "") {
@@ -118,7 +161,8 @@ export async function showReplay(main, id, params) {
   let index = params.get("move") === "end" ? last
     : Math.max(0, Math.min(last, parseInt(params.get("move") || "0", 10) || 0));
   let timer = null;
-  const drawn = drawBoard(data.board);
+  const { box, board } = viewerBoard(data.board);
+  const ticketsPanel = h("div", { class: "panel tickets" });
   const status = h("div", { class: "status-line", id: "status" });
   const slider = h("input", { type: "range", min: 0, max: last, value: index, id: "slider",
     "aria-label": "move" });
@@ -133,11 +177,10 @@ export async function showReplay(main, id, params) {
   const turnRows = [];
   const turnsBody = h("tbody");
   const turnsPanel = h("div", { class: "panel turns" });
-  const root = h("div", { class: "viewer", id: "viewer", "data-game": data.game_id },
-    h("div", { class: "boardwrap" }, drawn.svg),
+  const root = h("div", { class: "viewer", id: "viewer", "data-game": data.game_id }, box,
     h("div", { class: "side" },
       h("div", { class: "panel" }, status, h("div", { id: "possible-count" })),
-      logPanel, turnsPanel));
+      ticketsPanel, logPanel, turnsPanel));
 
   function buildTurns() {
     turnRows.length = 0;
@@ -167,7 +210,7 @@ export async function showReplay(main, id, params) {
     const p = data.perspective;
     root.setAttribute("data-frame", index);
     root.setAttribute("data-perspective", p);
-    drawPieces(drawn, {
+    board.show({
       detectives: frame.detectives,
       possible: p === "mrx" ? [] : frame.possible,
       mrx: p === "detectives" ? null : frame.mrx,
@@ -181,6 +224,7 @@ export async function showReplay(main, id, params) {
     mount(status, `Turn ${index}/${last}, Mister X move ${frame.move_number}: ${what}${end}`);
     mount(document.getElementById("possible-count") || h("div"),
       p === "mrx" ? "" : plural(frame.possible.length, "possible location"));
+    mount(ticketsPanel, h("h3", {}, "Tickets left"), ticketsTable(frame.tickets));
     mount(logPanel, h("h3", {}, "Mister X's travel log"),
       travelLog(data.rules, data.log, frame.move_number));
     turnRows.forEach((row) => row && row.classList.remove("current"));
@@ -228,6 +272,9 @@ export async function showReplay(main, id, params) {
   jump.addEventListener("change", () => go(parseInt(jump.value, 10) || 0));
   playBtn.addEventListener("click", toggle);
   const onKey = (event) => {
+    // The board's own keys (zoom, pan) when it has the focus.
+    if (event.defaultPrevented || (event.target instanceof Element &&
+      event.target.closest(".board-view"))) return;
     if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
     if (event.key === "ArrowRight") go(index + 1);
     else if (event.key === "ArrowLeft") go(index - 1);
@@ -241,6 +288,7 @@ export async function showReplay(main, id, params) {
   cleanup = () => {
     document.removeEventListener("keydown", onKey);
     if (timer) clearInterval(timer);
+    board.destroy();
   };
 
   const meta = [data.ruleset, plural(data.moves, "move"),
@@ -251,7 +299,7 @@ export async function showReplay(main, id, params) {
     h("h1", {}, "Game ", data.game_id),
     h("p", {}, meta.map((m, i) => [i ? " · " : "", m])),
     playersLine(data.players),
-    h("div", { class: "controls" },
+    h("div", { class: "controls replay" },
       h("span", {}, "Perspective:"), perspectiveButtons,
       h("button", { id: "first", onclick: () => go(0), title: "Home" }, "|◀"),
       h("button", { id: "prev", onclick: () => go(index - 1), title: "←" }, "◀"),
@@ -259,7 +307,7 @@ export async function showReplay(main, id, params) {
       h("button", { id: "next", onclick: () => go(index + 1), title: "→" }, "▶"),
       h("button", { id: "last", onclick: () => go(last), title: "End" }, "▶|"),
       slider, h("label", {}, "turn ", jump)),
-    legend(), root);
+    root);
   buildTurns();
   render();
 }
@@ -281,31 +329,33 @@ export async function showLive(main, id) {
     mount(main, h("p", { class: "error" }, err.message));
     return;
   }
-  const drawn = drawBoard(snapshot.board);
+  const { box, board } = viewerBoard(snapshot.board);
   const rules = snapshot.rules;
+  const ticketsPanel = h("div", { class: "panel tickets" });
   const status = h("div", { class: "status-line", id: "status" });
   const logPanel = h("div", { class: "panel" });
   const movesBody = h("tbody");
   const root = h("div", { class: "viewer", id: "viewer", "data-game": id,
     "data-perspective": "detectives", "data-live": "1" },
-  h("div", { class: "boardwrap" }, drawn.svg),
-  h("div", { class: "side" }, h("div", { class: "panel" }, status), logPanel,
+  box,
+  h("div", { class: "side" }, h("div", { class: "panel" }, status), ticketsPanel, logPanel,
     h("div", { class: "panel turns" }, h("h3", {}, "Moves so far"),
       h("table", {}, movesBody))));
   mount(main, h("h1", {}, "Live: game ", id),
     h("p", { class: "note" }, "Detectives' perspective: Mister X is shown only where he " +
       "surfaced; shaded stations are where he may be. The full truth appears when the " +
       "game ends."),
-    playersLine(snapshot.players), legend(), root);
+    playersLine(snapshot.players), root);
 
   function renderView(view) {
     root.setAttribute("data-move-number", view.move_number);
-    drawPieces(drawn, {
+    board.show({
       detectives: view.detectives, possible: view.possible, mrx: null,
       lastSeen: view.last_reveal ? view.last_reveal.station : null, path: null,
     });
     mount(status, `Mister X move ${view.move_number} — ${seatLabel(view.to_move)} to move — ` +
       plural(view.possible.length, "possible location"));
+    mount(ticketsPanel, h("h3", {}, "Tickets left"), ticketsTable(view.tickets));
     mount(logPanel, h("h3", {}, "Mister X's travel log"),
       travelLog(rules, view.log, view.move_number));
   }
@@ -370,6 +420,7 @@ export async function showLive(main, id) {
   cleanup = () => {
     closed = true;
     socket.close();
+    board.destroy();
   };
 }
 
@@ -393,4 +444,4 @@ async function waitForReplay(main, id, tries) {
     "This game is neither running nor stored."));
 }
 
-export { SEAT_COLOURS };
+export { SEAT_COLOURS, seatColour, seatLabel, travelLog, ticketsTable, outcomeText, pieceLegend };

@@ -1,0 +1,621 @@
+// The Play page: a person plays a ladder bot on the server's own websocket (docs/protocol.md,
+// "People: play"): hello (role human), play, then the game's messages exactly as a bot gets
+// them. The page only ever holds its own seat's view: as the detectives, Mister X is shown
+// only as the shaded stations he may be at (view.possible) and where he last surfaced.
+import { api, h, mount, plural } from "./dom.js";
+import { createBoard } from "./board.js";
+import { outcomeText, pieceLegend, seatColour, seatLabel, ticketsTable, travelLog } from "./viewer.js";
+import { rating } from "./ladder.js";
+
+const NAME_KEY = "yard.play.name";
+const TICKETS = ["taxi", "bus", "underground", "secret"];
+const TICKET_WORDS = { taxi: "taxi", bus: "bus", underground: "underground", secret: "secret (black)" };
+const SIDES = [["mrx", "Mister X"], ["detectives", "the detectives"]];
+
+/** What an error code means for the person, before the server's own message. */
+const ERROR_WORDS = {
+  bot_busy: "That bot is playing as many games as it takes right now: try again in a moment or pick another opponent.",
+  bot_not_connected: "That bot is not connected to this ladder any more: pick another opponent.",
+  bad_match: "The server cannot start this game.",
+  forbidden: "The server refused.",
+  forbidden_origin: "This server does not accept games from this page's address.",
+  illegal_move: "That move is not legal.",
+  bad_move: "That move was not understood.",
+  stale_turn: "That move came too late: the turn had moved on.",
+  not_your_turn: "It is not your turn.",
+  bad_value: "The server refused a value.",
+  rate_limited: "Too many messages: slow down.",
+  shutting_down: "The server is shutting down.",
+};
+
+let cleanup = null;
+
+/** Close the previous Play page's socket and timers. */
+export function stopPlay() {
+  if (cleanup) cleanup();
+  cleanup = null;
+}
+
+/** "taxi:45+bus:52" as its legs. */
+function parseMove(text) {
+  return { text, legs: text.split("+").map((leg) => {
+    const [ticket, to] = leg.split(":");
+    return { ticket, to: Number(to) };
+  }) };
+}
+
+/** The protocol's `board` message as the board component's drawing (/api/boards' form). */
+function drawing(board) {
+  const grid = Boolean(board.width && board.height);
+  const n = board.stations;
+  const at = (st) => {
+    const p = board.positions && board.positions[String(st)];
+    if (p) return p;
+    return [Math.round(500 + 450 * Math.cos(2 * Math.PI * st / n)),
+      Math.round(500 + 450 * Math.sin(2 * Math.PI * st / n))];
+  };
+  const stations = [];
+  for (let st = 1; st <= n; st++) stations.push([st, ...at(st)]);
+  return { name: board.name, grid, width: board.width || null, height: board.height || null,
+    stations, edges: board.edges };
+}
+
+function mmss(seconds) {
+  const total = Math.max(0, Math.ceil(seconds));
+  return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, "0")}`;
+}
+
+function unique(list) {
+  return [...new Set(list)];
+}
+
+/** Is `name` one a hello may carry: 1 to 64 printable characters. */
+function nameProblem(name) {
+  if (!name) return "Enter your name first.";
+  if ([...name].length > 64) return "Your name is longer than 64 characters.";
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return "Your name has a control character.";
+  return null;
+}
+
+function savedName() {
+  try {
+    return localStorage.getItem(NAME_KEY) || "";
+  } catch {
+    return "";
+  }
+}
+
+function saveName(name) {
+  try {
+    localStorage.setItem(NAME_KEY, name);
+  } catch {
+    // Private mode: the name is asked again next time.
+  }
+}
+
+/** The Play page; `params`: rules, side, opponent to preselect. */
+export async function showPlay(main, params) {
+  stopPlay();
+  const timers = [];
+  let socket = null;
+  let board = null;
+  let stopped = false;
+  let gameTimer = null;
+  let keeper = null;
+  cleanup = () => {
+    stopped = true;
+    if (keeper) keeper.disconnect();
+    timers.forEach((t) => clearInterval(t));
+    if (gameTimer) clearInterval(gameTimer);
+    if (socket) socket.close();
+    if (board) board.destroy();
+  };
+
+  // ------------------------------------------------------------------ the form
+  const nameInput = h("input", { id: "play-name", name: "name", maxlength: 64, size: 16,
+    autocomplete: "nickname", placeholder: "your name", value: savedName() });
+  const rulesSelect = h("select", { id: "play-rules", name: "rules" });
+  const sideSelect = h("select", { id: "play-side", name: "side" },
+    SIDES.map(([v, label]) => h("option", { value: v, selected: v === params.get("side") }, label)));
+  const opponentSelect = h("select", { id: "play-opponent", name: "opponent" });
+  const startButton = h("button", { type: "submit", id: "play-start" }, "Play");
+  const formNote = h("p", { class: "note", id: "play-note" });
+  const form = h("form", { class: "controls", id: "play-form" },
+    h("label", {}, "Your name ", nameInput),
+    h("label", {}, "Ruleset ", rulesSelect),
+    h("label", {}, "Play as ", sideSelect),
+    h("label", {}, "against ", opponentSelect),
+    startButton);
+  const formBox = h("div", { id: "play-setup" },
+    h("p", { class: "note" }, "Play a bot of this server's ladder yourself: as Mister X, or as " +
+      "all the detectives. Your games are stored and rated in a pool of their own (the Ladder " +
+      "page's People table), never mixed with the bots' ladder."),
+    form, formNote);
+  const gameBox = h("div", { id: "play-game" });
+  mount(main, h("h1", {}, "Play"), formBox, gameBox);
+
+  let ladder = null;
+  let wanted = { rules: params.get("rules"), opponent: params.get("opponent") };
+  function opponents(rules) {
+    return ((ladder && ladder.ladders[rules]) || []).filter((r) => r.connected && !r.paused);
+  }
+  /** Replace `select`'s options (only when they changed: an open list stays open). */
+  function options(select, list, chosen) {
+    const key = JSON.stringify(list);
+    if (select.dataset.options === key) return;
+    select.dataset.options = key;
+    mount(select, list.map(([value, label]) => h("option", { value, selected: value === chosen }, label)));
+  }
+  function fillForm() {
+    const rulesets = Object.keys((ladder && ladder.live && ladder.ladders) || {});
+    options(rulesSelect, rulesets.map((r) => [r, r]), rulesSelect.value || wanted.rules);
+    const bots = opponents(rulesSelect.value);
+    options(opponentSelect, bots.length ? bots.map((r) => [r.name, `${r.name} (${rating(r)})`])
+      : [["", "no bot connected"]], opponentSelect.value || wanted.opponent);
+    startButton.disabled = !bots.length;
+    if (!rulesets.length) {
+      mount(formNote, "This server runs no ladder, so there is nobody to play: its operator " +
+        "starts one with `yard serve --ladder grid5 --house random`.");
+      startButton.disabled = true;
+    } else if (!bots.length) {
+      mount(formNote, `No bot is on the ${rulesSelect.value} ladder now (or all of them are ` +
+        "paused): pick another ruleset or wait for one to connect. ", h("a", { href: "#/ladder" }, "The ladder"));
+    } else {
+      mount(formNote, `${plural(bots.length, "bot")} to play on ${rulesSelect.value}.`);
+    }
+  }
+  async function refreshLadder() {
+    try {
+      ladder = await api("/api/ladder");
+    } catch (err) {
+      mount(formNote, h("span", { class: "error" }, `Could not load the ladder: ${err.message}`));
+      return;
+    }
+    if (!stopped) fillForm();
+  }
+  rulesSelect.addEventListener("change", () => {
+    wanted = { rules: rulesSelect.value, opponent: null };
+    fillForm();
+  });
+  opponentSelect.addEventListener("change", () => { wanted.opponent = opponentSelect.value; });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = nameInput.value.trim();
+    const problem = nameProblem(name);
+    if (problem) {
+      mount(formNote, h("span", { class: "error", id: "play-form-error" }, problem));
+      nameInput.focus();
+      return;
+    }
+    if (!opponentSelect.value) return;
+    saveName(name);
+    startGame(name, rulesSelect.value, sideSelect.value, opponentSelect.value);
+  });
+  await refreshLadder();
+  const formTimer = setInterval(() => {
+    if (formBox.hidden) return;
+    refreshLadder();
+  }, 5000);
+  timers.push(formTimer);
+
+  // ------------------------------------------------------------------ a game
+  function startGame(name, rules, side, opponent) {
+    formBox.hidden = true;
+    const me = `human:${name}`;
+    const status = h("div", { class: "status-line", id: "play-status" }, "Connecting…");
+    const clockEl = h("div", { class: "clock", id: "clock" });
+    const chooser = h("div", { class: "chooser", id: "chooser", hidden: true });
+    const message = h("div", { id: "play-message", role: "status", "aria-live": "polite" });
+    const result = h("div", { id: "play-result", class: "panel result", hidden: true });
+    const resign = h("button", { type: "button", id: "resign" }, "Resign");
+    const players = h("p", { id: "play-players" });
+    const bar = h("div", { class: "play-bar", id: "play-bar" },
+      h("div", { class: "play-head" }, status, clockEl, resign), chooser, message);
+    const boardBox = h("div", { class: "boardwrap" });
+    const ticketsPanel = h("div", { class: "panel tickets" });
+    const logPanel = h("div", { class: "panel" });
+    const movesBody = h("tbody");
+    const side2 = h("div", { class: "side" }, ticketsPanel, logPanel,
+      h("div", { class: "panel turns" }, h("h3", {}, "Moves"),
+        h("table", { id: "move-log" }, h("thead", {}, h("tr", {}, h("th", {}, "#"),
+          h("th", {}, "seat"), h("th", {}, "move"))), movesBody)));
+    const root = h("div", { class: "viewer play", id: "play-view", "data-side": side,
+      "data-state": "connecting" }, boardBox, side2);
+    mount(players, h("b", {}, name), ` plays ${side === "mrx" ? "Mister X" : "the detectives"} ` +
+      "against ", h("b", {}, opponent), ` on ${rules}.`);
+    mount(gameBox, players, result, bar, root);
+
+    // What the page knows: only what the server sent to this seat.
+    const game = { id: null, rules: null, seats: [], view: null, turn: null, moves: [],
+      path: [], over: null, refused: false, sending: false, pending: null, armed: false };
+    let clock = null;
+    const moveLog = new Map(); // turn -> {seat, move}
+
+    function say(text, cls = "") {
+      mount(message, text ? h("span", { class: cls }, text) : "");
+    }
+    function setState(state) {
+      root.setAttribute("data-state", state);
+    }
+
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    socket = new WebSocket(`${scheme}://${location.host}/`);
+    const send = (msg) => {
+      if (socket.readyState !== WebSocket.OPEN) return false;
+      socket.send(JSON.stringify(msg));
+      return true;
+    };
+    socket.addEventListener("open", () => {
+      send({ type: "hello", protocol: 1, name, role: "human" });
+      mount(status, `Asking ${opponent} for a game…`);
+    });
+    socket.addEventListener("close", () => {
+      clock = null;
+      renderClock();
+      if (!game.over && !game.refused && !stopped) {
+        setState("closed");
+        mount(status, "Connection to the server closed.");
+        say(game.id ? "The game goes on without you: if you do not come back in time it is " +
+          "lost (disconnected)." : "No game was started.", "error");
+        showAgain();
+      }
+    });
+    socket.addEventListener("message", (event) => {
+      let msg;
+      try {
+        msg = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      handle(msg);
+    });
+
+    function handle(msg) {
+      switch (msg.type) {
+        case "welcome":
+          send({ type: "play", rules, side, opponent });
+          break;
+        case "ping":
+          send({ type: "pong", nonce: msg.nonce });
+          break;
+        case "match_started":
+          game.id = msg.game;
+          root.setAttribute("data-game", msg.game);
+          mount(status, `Game ${msg.game} started: waiting for the first move…`);
+          break;
+        case "board":
+          if (keeper) keeper.disconnect();
+          if (board) board.destroy();
+          board = createBoard(boardBox, drawing(msg), { onStationClick: clicked });
+          // After the board's own fit on a resize (a phone turned): the piece to move
+          // back in view.
+          keeper = new ResizeObserver(keepInView);
+          keeper.observe(board.port);
+          board.legend.append(...pieceLegend(),
+            h("span", {}, h("i", { class: "swatch d-legal" }), "ringed: your moves"));
+          break;
+        case "game_start":
+          if (msg.game !== game.id) break;
+          game.rules = msg.rules;
+          game.seats = msg.seats;
+          game.players = msg.players;
+          game.clock = msg.time_control;
+          game.view = msg.view;
+          if (side === "mrx") game.path = [msg.view.mrx];
+          {
+            const hunters = unique(Object.entries(msg.players).filter(([seat]) => seat !== "mrx")
+              .map(([, who]) => who));
+            const n = Object.keys(msg.players).length - 1;
+            mount(players, `${msg.rules.name} · Mister X: `, h("b", {}, msg.players.mrx),
+              ` · detectives (${n}): `, h("b", {}, hunters.join(", ")), ` · game ${msg.game}`);
+          }
+          setState("playing");
+          render();
+          break;
+        case "your_turn":
+          if (msg.game !== game.id) break;
+          game.view = msg.view;
+          game.turn = { turn: msg.turn, seat: msg.seat, moves: msg.legal.map(parseMove) };
+          game.pending = null;
+          game.sending = false;
+          if (side === "mrx") game.path = [game.path[0], ...msg.view.log.map((e) => e.station)];
+          clock = { move: msg.clock.move_s, bank: msg.clock.bank_s, at: performance.now() };
+          say("");
+          render();
+          renderClock();
+          keepInView();
+          break;
+        case "move_ok":
+          if (msg.game !== game.id) break;
+          moveLog.set(msg.turn, { seat: msg.seat, move: msg.move, mine: true });
+          game.moves.push(msg.move);
+          if (side === "mrx") {
+            const legs = parseMove(msg.move).legs;
+            game.path.push(...legs.map((l) => l.to));
+            game.view.mrx = legs[legs.length - 1].to;
+          } else {
+            const i = parseInt(msg.seat.slice(1), 10) - 1;
+            game.view.detectives[i] = parseMove(msg.move).legs[0].to;
+          }
+          game.turn = null;
+          game.sending = false;
+          game.pending = null;
+          if (clock) clock = { move: 0, bank: currentClock().bank, at: null };
+          render();
+          break;
+        case "update":
+          if (msg.game !== game.id) break;
+          if (!moveLog.has(msg.turn)) moveLog.set(msg.turn, { seat: msg.seat, move: msg.move });
+          if (msg.seat !== "mrx" && msg.move && msg.move.includes(":") && game.view) {
+            // A detective moved (the bot's, or ours as confirmed): its piece follows.
+            const i = parseInt(msg.seat.slice(1), 10) - 1;
+            game.view.detectives[i] = Number(msg.move.split(":").pop());
+          }
+          if (game.view) game.view.to_move = msg.to_move;
+          render();
+          break;
+        case "game_over":
+          if (msg.game !== game.id) break;
+          finish(msg);
+          break;
+        case "error":
+          failed(msg);
+          break;
+        default:
+          break; // a later server may send more: ignored
+      }
+    }
+
+    function failed(msg) {
+      const words = ERROR_WORDS[msg.code] || `Error (${msg.code}).`;
+      if (!game.id) {
+        // Refused before the game started: back to the form.
+        say(`${words} ${msg.message}`, "error");
+        mount(status, "No game started.");
+        setState("refused");
+        game.refused = true;
+        socket.close();
+        showAgain();
+        return;
+      }
+      say(`${words} ${msg.message}`, "error");
+      if (game.turn) {
+        game.sending = false;
+        game.pending = null;
+        render();
+      }
+    }
+
+    // -------------------------------------------------------------- moving
+    function destinations() {
+      if (!game.turn || game.sending) return [];
+      const moves = game.turn.moves;
+      const p = game.pending;
+      if (p) {
+        return unique(moves.filter((m) => m.legs.length === 2 && m.legs[0].ticket === p.ticket &&
+          m.legs[0].to === p.to).map((m) => m.legs[1].to));
+      }
+      return unique(moves.map((m) => m.legs[0].to));
+    }
+
+    function sendMove(text) {
+      if (!game.turn || game.sending) return;
+      game.sending = true;
+      chooser.hidden = true;
+      if (!send({ type: "move", game: game.id, turn: game.turn.turn, move: text })) {
+        game.sending = false;
+        say("Not connected: the move was not sent.", "error");
+        return;
+      }
+      mount(status, `Sent ${text}…`);
+      board.markLegal([]);
+    }
+
+    function choose(title, choices) {
+      chooser.hidden = false;
+      mount(chooser, h("span", { class: "chooser-title" }, title),
+        choices.map((c) => h("button", {
+          type: "button", class: `ticket t-${c.ticket}`, "data-move": c.move || null,
+          "data-ticket": c.ticket, "data-double": c.double ? "1" : null,
+          onclick: c.double ? () => startDouble(c.ticket, c.to) : () => sendMove(c.move),
+        }, c.label)),
+        h("button", { type: "button", id: "cancel-move", onclick: cancel }, "Cancel"));
+      const first = chooser.querySelector("button");
+      if (first) first.focus({ preventScroll: true });
+    }
+
+    function cancel() {
+      game.pending = null;
+      chooser.hidden = true;
+      if (board) board.select(null);
+      render();
+    }
+
+    function startDouble(ticket, to) {
+      game.pending = { ticket, to };
+      board.select(null);
+      chooser.hidden = false;
+      mount(chooser, h("span", { class: "chooser-title", id: "double-note" },
+        `Double move: first ${TICKET_WORDS[ticket]} to ${to}. Now pick the second station (ringed).`),
+      h("button", { type: "button", id: "cancel-move", onclick: cancel }, "Cancel"));
+      render();
+    }
+
+    function clicked(station) {
+      if (!game.turn || game.sending || game.over) return;
+      if (!destinations().includes(station)) {
+        say(`You cannot move to ${station} now: the ringed stations are your moves.`, "note");
+        return;
+      }
+      say("");
+      board.select(station);
+      const moves = game.turn.moves;
+      const p = game.pending;
+      if (p) {
+        const seconds = moves.filter((m) => m.legs.length === 2 && m.legs[0].ticket === p.ticket &&
+          m.legs[0].to === p.to && m.legs[1].to === station);
+        const choices = TICKETS.flatMap((t) => seconds.filter((m) => m.legs[1].ticket === t)
+          .map((m) => ({ ticket: t, move: m.text, label: TICKET_WORDS[t] })));
+        if (choices.length === 1) sendMove(choices[0].move);
+        else choose(`Double move, second leg to ${station} by:`, choices);
+        return;
+      }
+      const choices = [];
+      for (const t of TICKETS) {
+        const single = moves.find((m) => m.legs.length === 1 && m.legs[0].ticket === t &&
+          m.legs[0].to === station);
+        if (single) choices.push({ ticket: t, move: single.text, label: TICKET_WORDS[t] });
+        if (moves.some((m) => m.legs.length === 2 && m.legs[0].ticket === t && m.legs[0].to === station)) {
+          choices.push({ ticket: t, double: true, to: station, label: `${TICKET_WORDS[t]}, then double move…` });
+        }
+      }
+      if (choices.length === 1 && !choices[0].double) sendMove(choices[0].move);
+      else choose(`To ${station} by:`, choices);
+    }
+
+    // -------------------------------------------------------------- showing
+    /** The piece to move in view, on its turn (a phone shows only part of London). */
+    function keepInView() {
+      if (!board || !game.turn || !game.view) return;
+      const seat = game.turn.seat;
+      const view = game.view;
+      board.bringIntoView(game.pending ? game.pending.to : seat === "mrx" ? view.mrx
+        : view.detectives[parseInt(seat.slice(1), 10) - 1]);
+    }
+
+    function currentClock() {
+      if (!clock) return null;
+      if (clock.at === null) return { move: 0, bank: clock.bank };
+      const used = (performance.now() - clock.at) / 1000;
+      const move = clock.move - used;
+      return move >= 0 ? { move, bank: clock.bank } : { move: 0, bank: Math.max(0, clock.bank + move) };
+    }
+    function renderClock() {
+      const now = currentClock();
+      if (!now) {
+        mount(clockEl, "");
+        return;
+      }
+      const mine = Boolean(game.turn);
+      clockEl.classList.toggle("low", mine && now.move < 10 && now.bank < 30);
+      mount(clockEl, mine ? `${mmss(now.move)} for this move · bank ${mmss(now.bank)}`
+        : `bank ${mmss(now.bank)}`);
+    }
+    if (gameTimer) clearInterval(gameTimer);
+    gameTimer = setInterval(renderClock, 250);
+
+    function render() {
+      const view = game.view;
+      if (!view || !board) return;
+      const mrx = side === "mrx";
+      const pendingPath = game.pending ? [...game.path, game.pending.to] : game.path;
+      const truth = game.over ? game.over.mrx_path || [] : null;
+      if (truth) {
+        // The game is over: the truth, Mister X's whole path, for either side.
+        board.show({ detectives: view.detectives, possible: [],
+          mrx: truth.length ? truth[truth.length - 1] : null, lastSeen: null, path: truth });
+      } else {
+        board.show({
+          detectives: view.detectives,
+          possible: view.possible,
+          mrx: mrx ? (game.pending ? game.pending.to : view.mrx) : null,
+          lastSeen: !mrx && view.last_reveal ? view.last_reveal.station : null,
+          path: mrx ? pendingPath : null,
+        });
+      }
+      const legal = destinations();
+      board.markLegal(legal);
+      if (!game.pending && !chooser.hidden && !game.turn) chooser.hidden = true;
+      root.setAttribute("data-turn", game.turn ? game.turn.turn : "");
+      root.setAttribute("data-seat", game.turn ? game.turn.seat : "");
+      root.setAttribute("data-move-number", view.move_number);
+      board.root.setAttribute("data-to-move", game.turn ? game.turn.seat : "");
+      if (game.over) {
+        // The status says the result (finish).
+      } else if (game.turn && !game.sending) {
+        const seat = game.turn.seat;
+        const where = seat === "mrx" ? view.mrx : view.detectives[parseInt(seat.slice(1), 10) - 1];
+        const dot = h("i", { class: "dot" });
+        dot.style.backgroundColor = seatColour(seat);
+        mount(status, dot, game.pending ? "Your double move: pick the second station"
+          : `Your move: ${seat === "mrx" ? "Mister X" : `detective ${seatLabel(seat)}`} at ${where}`,
+        ` · Mister X's move ${view.move_number + 1} of ${game.rules.max_moves}`,
+        !mrx ? ` · he may be at ${plural(view.possible.length, "station")}` : "");
+      } else if (!game.sending && view.to_move) {
+        mount(status, `${opponent} is thinking (${seatLabel(view.to_move)} to move)…`);
+      }
+      mount(ticketsPanel, h("h3", {}, "Tickets left"), ticketsTable(view.tickets));
+      mount(logPanel, h("h3", {}, "Mister X's travel log"),
+        travelLog(game.rules, view.log, view.move_number));
+      movesBody.replaceChildren(...[...moveLog.entries()].sort((a, b) => b[0] - a[0])
+        .map(([turn, m]) => h("tr", { "data-turn": turn, "data-seat": m.seat,
+          class: m.mine ? "mine" : "" },
+        h("td", { class: "num" }, String(turn)), h("td", {}, seatLabel(m.seat)),
+        h("td", { class: "mv" }, m.move))));
+    }
+
+    // -------------------------------------------------------------- the end
+    resign.addEventListener("click", () => {
+      if (!game.id || game.over) return;
+      if (!game.armed) {
+        game.armed = true;
+        resign.textContent = "Really resign? Click again";
+        setTimeout(() => { game.armed = false; resign.textContent = "Resign"; }, 4000);
+        return;
+      }
+      send({ type: "resign", game: game.id });
+    });
+
+    function finish(msg) {
+      game.over = msg;
+      game.turn = null;
+      clock = null;
+      renderClock();
+      chooser.hidden = true;
+      resign.hidden = true;
+      setState("over");
+      const path = msg.mrx_path || [];
+      if (board) board.select(null);
+      const mine = msg.winner === side;
+      const headline = msg.winner === null ? "No winner" : mine ? "You win!" : "You lose";
+      mount(status, `Game over: ${outcomeText({ winner: msg.winner, termination: msg.termination,
+        seat: msg.seat })}`);
+      const link = h("span", { id: "replay-status", class: "note" }, "Saving the game…");
+      const again = h("button", { type: "button", id: "play-again", onclick: showAgain }, "Play again");
+      result.hidden = false;
+      mount(result, h("h2", { id: "play-headline", "data-winner": msg.winner || "" }, headline),
+        h("p", {}, `${outcomeText({ winner: msg.winner, termination: msg.termination, seat: msg.seat })}` +
+          ` after ${plural(msg.moves, "move")} of Mister X.`),
+        path.length ? h("p", { id: "mrx-path" }, `Mister X's path: ${path.join(" → ")}`) : null,
+        h("p", {}, link, " ", again));
+      if (socket) socket.close();
+      storedReplay(msg.game, link);
+      render();
+    }
+
+    /** Link the stored game once it is written (the server stores it just after the end). */
+    async function storedReplay(id, el) {
+      for (let i = 0; i < 40 && !stopped; i++) {
+        try {
+          const data = await api("/api/games", { tournament: `play-${rules}`, player: me, limit: 20 });
+          if (data.games.some((g) => g.game_id === id)) {
+            mount(el, h("a", { id: "replay-link", href: `#/games/${encodeURIComponent(id)}?move=end&view=all` },
+              "Replay of this game"), " (the stored game, every side's view)");
+            el.classList.remove("note");
+            return;
+          }
+        } catch {
+          // The list is being computed or the server is busy: ask again.
+        }
+        await new Promise((resolve) => setTimeout(resolve, 250 + 50 * i));
+      }
+      if (!stopped) mount(el, `The game is not stored (yet): look for ${id} on the Games page.`);
+    }
+
+    function showAgain() {
+      formBox.hidden = false;
+      refreshLadder();
+    }
+  }
+}
+
