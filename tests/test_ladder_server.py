@@ -88,6 +88,7 @@ async def test_a_ladder_matches_rates_and_pauses_connected_bots(tmp_path: Path) 
         http = url.replace("ws://", "http://")
         ladder = await asyncio.to_thread(_get, f"{http}/api/ladder")
         page = await asyncio.to_thread(_get, f"{http}/api/ladder/grid5/bots/greedy")
+        listed = await asyncio.to_thread(_get, f"{http}/api/tournaments")
     finally:
         for bot in bots:
             await bot.stop()
@@ -105,6 +106,9 @@ async def test_a_ladder_matches_rates_and_pauses_connected_bots(tmp_path: Path) 
     assert sleeper["forfeits"].get("timeout", 0) >= 3
     assert all(rows[n]["paused"] is None for n in ("greedy", "random", "blunder"))
     assert page["name"] == "greedy" and len(page["history"]) == rows["greedy"]["games"]
+    groups = {t["tournament_id"]: t for t in listed["tournaments"]}
+    assert groups["ladder-grid5"]["deals"]["kind"] == "random"  # no seed to publish
+    assert groups["ladder-grid5"]["status"] in ("running", "standing")
 
     stored = Database.connect(db_url)
     try:
