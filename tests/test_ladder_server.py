@@ -105,7 +105,10 @@ async def test_a_ladder_matches_rates_and_pauses_connected_bots(tmp_path: Path) 
     assert sleeper["paused"] and "forfeits in a row (last: timeout)" in sleeper["paused"]
     assert sleeper["forfeits"].get("timeout", 0) >= 3
     assert all(rows[n]["paused"] is None for n in ("greedy", "random", "blunder"))
-    assert page["name"] == "greedy" and len(page["history"]) == rows["greedy"]["games"]
+    # The page reads the stored games a moment after the live ladder was read: a few games
+    # may have ended (or been rated and not yet written) in between.
+    assert page["name"] == "greedy"
+    assert abs(len(page["history"]) - rows["greedy"]["games"]) <= 2 * MAX_GAMES
     groups = {t["tournament_id"]: t for t in listed["tournaments"]}
     assert groups["ladder-grid5"]["deals"]["kind"] == "random"  # no seed to publish
     assert groups["ladder-grid5"]["status"] in ("running", "standing")
