@@ -61,15 +61,18 @@ def play_game(rules: Ruleset | str, mrx: Bot, detectives: Sequence[Bot],
     bots = seat_bots(mrx, detectives, state.n_detectives)
     _begin_all(bots, state.rules, seed)
     result = GameResult(seed, state, state)
+    played = result.moves.append
     while state.outcome is None:
         seat = state.to_move
         legal = state.legal_moves()
+        # The view is lazy (game.views.PublicTrail): a bot that never reads its travel log
+        # or possible set does not pay for them.
         move = bots[seat].choose(state.view(seat), legal)
         if move not in legal:
             result.final = state
             result.outcome = Outcome.forfeit(seat, Termination.ILLEGAL_MOVE)
             break
-        result.moves.append((seat, move))
+        played((seat, move))
         state = state.apply_unchecked(move)
     else:
         result.final = state

@@ -67,6 +67,20 @@ def after_mrx_move(rules: Ruleset, possible: frozenset[int], move: Move, log_len
     return possible
 
 
+def after_shown_entries(rules: Ruleset, possible: frozenset[int],
+                        entries: Iterable[tuple[Ticket, int | None]],
+                        detective_stations: Iterable[int]) -> frozenset[int]:
+    """Possible stations after Mister X's travel-log ``entries`` as detectives see them
+    (:func:`after_mrx_move` from public information only): a shown station is a reveal and
+    becomes the set, a hidden one steps with its ticket."""
+    for ticket, station in entries:
+        if station is not None:
+            possible = frozenset((station,))
+        else:
+            possible = step(rules, possible, ticket, detective_stations)
+    return possible
+
+
 def after_detective_move(possible: frozenset[int], move: Move,
                          caught: bool) -> frozenset[int]:
     """Possible stations after a detective plays ``move``: only its destination if it

@@ -24,9 +24,10 @@ positions and in :func:`new_game`):
 1
 
 A state memoises what is derived from its public history, each built from its parent's:
-the possible-location set (:mod:`game.belief`) and the travel log as each audience sees it
-(:mod:`game.views`). :meth:`State.to_text` writes the one-line position text that
-:func:`game.position.from_text` reads.
+its :class:`~game.views.PublicTrail` (which holds the possible-location set of
+:mod:`game.belief` and the detectives' travel log) and Mister X's own travel log as he sees
+it (:mod:`game.views`). Views read the trail, never the state. :meth:`State.to_text`
+writes the one-line position text that :func:`game.position.from_text` reads.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import cast
 
-from game.belief import after_detective_move, after_mrx_move, initial_belief
 from game.board import Board, Transport
 from game.errors import GameOverError, IllegalMoveError, RulesetError
 from game.moves import TICKET_NAMES, Move, Ticket
@@ -46,11 +46,13 @@ from game.views import (
     EMPTY_LOG,
     DetectiveView,
     MrXView,
+    PublicTrail,
     ShownLog,
     View,
-    detective_view,
     extend_shown_log,
-    mrx_view,
+    lazy_detective_view,
+    lazy_mrx_view,
+    shown_entries,
 )
 
 SECRET = int(Ticket.SECRET)
@@ -106,8 +108,8 @@ class State:
     use :meth:`view` for what a seat may see.
     """
 
-    __slots__ = ("_belief", "_legal", "_mrx_view_log", "_view_log", "last_move", "log",
-                 "outcome", "parent", "positions", "rules", "tables", "tickets", "to_move")
+    __slots__ = ("_legal", "_mrx_view_log", "_trail", "last_move", "log", "outcome", "parent",
+                 "positions", "rules", "tables", "tickets", "to_move")
 
     rules: Ruleset
     tables: MoveTables
@@ -119,8 +121,7 @@ class State:
     parent: State | None
     last_move: Move | None
     _legal: tuple[Move, ...] | None
-    _belief: frozenset[int] | None
-    _view_log: ShownLog | None  # the travel log as detectives see it (memo)
+    _trail: PublicTrail | None  # the public history (memo)
     _mrx_view_log: ShownLog | None  # the travel log as Mister X sees it (memo)
 
     @classmethod
@@ -132,11 +133,12 @@ class State:
         detective's station is caught, a detective to move who cannot is skipped, and a game
         already decided is over. The values are taken as
         valid (:func:`game.position.from_text` checks them)."""
-        state = cls._make(rules, positions, tickets, log, to_move, belief=possible)
+        state = cls._make(rules, positions, tickets, log, to_move)
         if positions[0] in positions[1:]:
             state._finish(Outcome(Winner.DETECTIVES, Termination.CAUGHT))
         else:
             state._settle()
+        state._trail = state._trail_node(None, possible)
         return state
 
     @classmethod
@@ -154,15 +156,15 @@ class State:
             raise ValueError("a detective view needs an assumed mrx_station to build a state")
         log = tuple((e.ticket, e.station if e.station is not None else 0) for e in view.log)
         state = cls._make(view.rules, (mrx_station, *view.detectives), view.tickets, log,
-                          view.to_move, belief=view.possible)
+                          view.to_move)
         state.outcome = view.outcome
+        state._trail = state._trail_node(None, view.possible)
         return state
 
     @classmethod
     def _make(cls, rules: Ruleset, positions: tuple[int, ...],
               tickets: tuple[tuple[int, ...], ...], log: tuple[LogEntry, ...], to_move: int,
-              parent: State | None = None, last_move: Move | None = None,
-              belief: frozenset[int] | None = None) -> State:
+              parent: State | None = None, last_move: Move | None = None) -> State:
         # A bare instance filled in here is cheaper than __init__'s call.
         state = object.__new__(cls)
         state.rules = rules
@@ -175,8 +177,7 @@ class State:
         state.parent = parent
         state.last_move = last_move
         state._legal = None
-        state._belief = belief
-        state._view_log = None
+        state._trail = None
         state._mrx_view_log = None
         return state
 
@@ -370,69 +371,88 @@ class State:
 
     def possible_locations(self) -> frozenset[int]:
         """Where Mister X may be, from public information only (see :mod:`game.belief`);
-        memoised along the parent chain."""
-        possible = self._belief
-        if possible is not None:
-            return possible
+        memoised along the parent chain (on the :meth:`public_trail`)."""
+        trail = self._trail or self.public_trail()
+        possible = trail._possible
+        return trail.possible() if possible is None else possible
+
+    def public_trail(self) -> PublicTrail:
+        """The public history up to this state (memoised: each state's node is built on
+        the parent's)."""
+        trail = self._trail
+        if trail is not None:
+            return trail
         chain: list[State] = []
         node: State | None = self
-        while node is not None and node._belief is None:
+        while node is not None and node._trail is None:
             chain.append(node)
             node = node.parent
-        if node is None:
-            root = chain.pop()
-            possible = root._belief = initial_belief(root.rules, root.detective_stations)
-        else:
-            possible = node._belief
-            assert possible is not None
+        trail = None if node is None else node._trail
         for child in reversed(chain):
-            possible = child._belief = child._belief_after(possible)
-        return possible
+            trail = child._trail = child._trail_node(trail)
+        assert trail is not None
+        return trail
 
-    def _belief_after(self, possible: frozenset[int]) -> frozenset[int]:
-        """This state's possible-location set given its parent's ``possible``: the public
-        effect of the move that led here."""
-        parent = self.parent
-        move = self.last_move
-        assert parent is not None and move is not None
-        if parent.to_move == MRX:
-            return after_mrx_move(self.rules, possible, move, len(parent.log),
-                                  self.detective_stations)
-        outcome = self.outcome
-        caught = outcome is not None and outcome.termination == Termination.CAUGHT
-        return after_detective_move(possible, move, caught)
+    def _trail_node(self, parent: PublicTrail | None,
+                    possible: frozenset[int] | None = None) -> PublicTrail:
+        """This state's trail node on its parent state's node (``None`` at a root, which
+        may be given its ``possible`` set): the public part of the move that led here."""
+        log = self.log
+        before = self.parent
+        if before is None:
+            entries = shown_entries(log, 0, self.rules.reveal_moves)
+            move = None
+        elif before.to_move == MRX:
+            entries = shown_entries(log, len(before.log), self.rules.reveal_moves)
+            move = None
+        else:  # a detective's move adds no log entry
+            entries = ()
+            move = self.last_move
+        return PublicTrail(self.rules, parent, self.to_move, self.positions[1:], self.tickets,
+                           self.outcome, entries, move, possible)
 
     def shown_log(self, mrx: bool) -> ShownLog:
         """The travel log as Mister X (``mrx``) or the detectives and spectators see it,
         memoised along the parent chain: each state extends its parent's with the entries
         its own move added, and shares it when the move added none."""
-        slot = "_mrx_view_log" if mrx else "_view_log"
-        shown: ShownLog | None = getattr(self, slot)
+        if not mrx:
+            return (self._trail or self.public_trail()).shown()
+        shown = self._mrx_view_log
         if shown is not None:
             return shown
         parent = self.parent
         if parent is not None:
-            shown = getattr(parent, slot)
+            shown = parent._mrx_view_log
             if shown is not None and len(shown[0]) == len(self.log):  # no new entry
-                setattr(self, slot, shown)
+                self._mrx_view_log = shown
                 return shown
         chain: list[State] = []
         node: State | None = self
-        while node is not None and getattr(node, slot) is None:
+        while node is not None and node._mrx_view_log is None:
             chain.append(node)
             node = node.parent
-        built: ShownLog = EMPTY_LOG if node is None else getattr(node, slot)
+        built: ShownLog = EMPTY_LOG if node is None else node._mrx_view_log or EMPTY_LOG
         reveal_moves = self.rules.reveal_moves
         for child in reversed(chain):
             if len(child.log) != len(built[0]):
-                built = extend_shown_log(built, child.log, reveal_moves, mrx)
-            setattr(child, slot, built)
+                built = extend_shown_log(built, child.log, reveal_moves, True)
+            child._mrx_view_log = built
         return built
 
     def view(self, seat: int | None) -> MrXView | DetectiveView:
         """What ``seat`` may see: Mister X's view for seat 0, otherwise the detectives' view
-        (``None`` for a spectator)."""
-        return mrx_view(self) if seat == MRX else detective_view(self, seat)
+        (``None`` for a spectator). Its travel log and possible set are built on first
+        read, from the :meth:`public_trail` (and for Mister X his own log): the view holds
+        no reference to the state."""
+        trail = self._trail
+        if trail is None:
+            parent = self.parent  # usually the parent's node exists: one step, no walk
+            before = None if parent is None else parent._trail
+            trail = self.public_trail() if before is None else self._trail_node(before)
+            self._trail = trail
+        if seat == MRX:
+            return lazy_mrx_view(trail, self.positions[0], self.log)
+        return lazy_detective_view(trail, seat)
 
     def to_text(self) -> str:
         """The position in the one-line text form of :mod:`game.position` (the possible
@@ -448,7 +468,8 @@ class State:
                               for i, s in enumerate(self.positions[1:], start=1)),
             "log=" + (",".join(f"{TICKET_NAMES[t]}:{s}" for t, s in self.log) or "-"),
         ]
-        if self.parent is not None or self._belief is not None:
+        if self.parent is not None or (self._trail is not None
+                                       and self._trail._possible is not None):
             parts.append("possible=" + ".".join(map(str, sorted(self.possible_locations()))))
         return " ".join(parts)
 

@@ -11,12 +11,13 @@ its parent chain with :func:`extend_shown_log`. :meth:`game.State.from_view` goe
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, fields
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
-from game.moves import TICKET_NAMES, Ticket
-from game.outcome import MRX, Outcome, parse_seat, seat_name
+from game.belief import after_detective_move, after_shown_entries, initial_belief
+from game.moves import TICKET_NAMES, Move, Ticket
+from game.outcome import MRX, Outcome, Termination, parse_seat, seat_name
 from game.rules import Ruleset, load_ruleset, ruleset_from_dict
 
 if TYPE_CHECKING:
@@ -101,6 +102,162 @@ class MrXView(View):
         return {**super().to_dict(), "mrx": self.mrx}
 
 
+class _LazyDetectiveView(DetectiveView):
+    """A :class:`DetectiveView` as :meth:`game.State.view` builds it: its seat plus the
+    state's :class:`PublicTrail`, every other field read from the trail (``log`` and
+    ``possible`` built on first access, so a bot that never reads them costs nothing).
+    Equal to, hashed and pickled as the eager view."""
+
+    _trail: PublicTrail
+
+    @property
+    def rules(self) -> Ruleset:
+        """The ruleset."""
+        return self._trail.rules
+
+    @property
+    def to_move(self) -> int:
+        """The seat to move."""
+        return self._trail.to_move
+
+    @property
+    def detectives(self) -> tuple[int, ...]:
+        """Detectives' stations in seat order."""
+        return self._trail.detectives
+
+    @property
+    def tickets(self) -> tuple[tuple[int, ...], ...]:
+        """Every seat's tickets."""
+        return self._trail.tickets
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """How the game ended, if it has."""
+        return self._trail.outcome
+
+    @property
+    def log(self) -> tuple[LogEntryView, ...]:
+        """Mister X's travel log as detectives see it."""
+        return self._trail.shown()[0]
+
+    @property
+    def possible(self) -> frozenset[int]:
+        """Where Mister X may be."""
+        return self._trail.possible()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DetectiveView):
+            return NotImplemented
+        return _values(self) == _values(other)
+
+    __hash__ = DetectiveView.__hash__
+
+    def __repr__(self) -> str:
+        return repr(DetectiveView(*_values(self)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return DetectiveView, _values(self)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> DetectiveView:  # type: ignore[misc]
+        """Called with fields (``dataclasses.replace``): the eager view."""
+        return DetectiveView(*args, **kwargs)
+
+
+class _LazyMrXView(MrXView):
+    """A :class:`MrXView` as :meth:`game.State.view` builds it: his station, his own
+    travel log (which he knows) and the state's :class:`PublicTrail`; ``log`` and
+    ``possible`` are built on first access. Equal to, hashed and pickled as the eager
+    view."""
+
+    _trail: PublicTrail
+    _own_log: tuple[LogEntry, ...]
+
+    @property
+    def rules(self) -> Ruleset:
+        """The ruleset."""
+        return self._trail.rules
+
+    @property
+    def to_move(self) -> int:
+        """The seat to move."""
+        return self._trail.to_move
+
+    @property
+    def detectives(self) -> tuple[int, ...]:
+        """Detectives' stations in seat order."""
+        return self._trail.detectives
+
+    @property
+    def tickets(self) -> tuple[tuple[int, ...], ...]:
+        """Every seat's tickets."""
+        return self._trail.tickets
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """How the game ended, if it has."""
+        return self._trail.outcome
+
+    @cached_property
+    def log(self) -> tuple[LogEntryView, ...]:
+        """Mister X's own travel log, every station shown."""
+        return tuple([_log_entry(ticket, station) for ticket, station in self._own_log])
+
+    @property
+    def possible(self) -> frozenset[int]:
+        """Where the detectives think he may be."""
+        return self._trail.possible()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MrXView):
+            return NotImplemented
+        return _values(self) == _values(other)
+
+    __hash__ = MrXView.__hash__
+
+    def __repr__(self) -> str:
+        return repr(MrXView(*_values(self)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return MrXView, _values(self)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> MrXView:  # type: ignore[misc]
+        """Called with fields (``dataclasses.replace``): the eager view."""
+        return MrXView(*args, **kwargs)
+
+
+def _values(view: View) -> tuple[Any, ...]:
+    """A view's field values in field order (its dataclass constructor's arguments)."""
+    return tuple(getattr(view, f.name) for f in fields(view))
+
+
+_log_entry = cache(LogEntryView)
+"""Shared :class:`LogEntryView` values (few: tickets times stations)."""
+_new = object.__new__
+
+
+def lazy_detective_view(trail: PublicTrail, seat: int | None) -> DetectiveView:
+    """The view of detective ``seat`` (``None``: a spectator) at the state whose public
+    part is ``trail``: no state, no hidden station, nothing built until read."""
+    view = _new(_LazyDetectiveView)
+    attrs = view.__dict__
+    attrs["_trail"] = trail
+    attrs["seat"] = seat
+    return view
+
+
+def lazy_mrx_view(trail: PublicTrail, mrx: int, own_log: tuple[LogEntry, ...]) -> MrXView:
+    """Mister X's view at the state whose public part is ``trail``: he stands on ``mrx``
+    and ``own_log`` is his true travel log; ``log`` and ``possible`` are built on first
+    access."""
+    view = _new(_LazyMrXView)
+    attrs = view.__dict__
+    attrs["_trail"] = trail
+    attrs["seat"] = MRX
+    attrs["mrx"] = mrx
+    attrs["_own_log"] = own_log
+    return view
+
+
 def _tickets_view(rules: Ruleset, tickets: tuple[tuple[int, ...], ...]
                   ) -> dict[str, dict[str, int] | None]:
     """Every seat's tickets by seat name (``None`` where the ruleset counts none)."""
@@ -163,16 +320,123 @@ def extend_shown_log(shown: ShownLog, log: tuple[LogEntry, ...], reveal_moves: C
     """``shown`` (the first entries of ``log`` as one audience sees them) extended to the
     whole of ``log``. ``mrx``: Mister X's own log, every station shown; otherwise stations
     are shown on the ``reveal_moves`` slots only."""
+    done = len(shown[0])
+    new = log[done:] if mrx else shown_entries(log, done, reveal_moves)
+    return _append_shown(shown, new, reveal_moves)
+
+
+ShownEntry = tuple[Ticket, int | None]
+"""A travel-log entry as detectives see it: the ticket, and the station on reveal slots
+only (``None`` elsewhere)."""
+
+
+def shown_entries(log: tuple[LogEntry, ...], done: int, reveal_moves: Collection[int]
+                  ) -> tuple[ShownEntry, ...]:
+    """The entries of ``log`` after the first ``done`` as detectives see them: Mister X
+    surfaces only on the ``reveal_moves`` slots (1-based)."""
+    return tuple((ticket, station if slot in reveal_moves else None)
+                 for slot, (ticket, station) in enumerate(log[done:], start=done + 1))
+
+
+def _append_shown(shown: ShownLog, new: tuple[ShownEntry, ...],
+                  reveal_moves: Collection[int]) -> ShownLog:
+    """``shown`` followed by the entries ``new`` (already as the audience sees them)."""
     entries, wires, reveal = shown
     done = len(entries)
-    new = tuple(LogEntryView(ticket, station if mrx or slot in reveal_moves else None)
-                for slot, (ticket, station) in enumerate(log[done:], start=done + 1))
-    for slot, entry in enumerate(new, start=done + 1):
+    views = tuple(LogEntryView(ticket, station) for ticket, station in new)
+    for slot, entry in enumerate(views, start=done + 1):
         if slot in reveal_moves and entry.station is not None:
             reveal = (slot, entry.station)
     names = _TICKET_NAME_LIST  # as LogEntryView.wire writes them
-    return (entries + new, wires + tuple(
-        {"ticket": names[e.ticket], "station": e.station} for e in new), reveal)
+    return (entries + views, wires + tuple(
+        {"ticket": names[e.ticket], "station": e.station} for e in views), reveal)
+
+
+class PublicTrail:
+    """The public part of one state, linked to its parent's: what every seat may know of
+    the game so far, and nothing else.
+
+    A node holds the seat to move, the detectives' stations, everyone's tickets, the
+    outcome, the travel-log entries the move that led here added as detectives see them
+    (Mister X's station on reveal slots only) and, after a detective's move, that move. It
+    never holds Mister X's true station or a hidden log station, so a detective's view may
+    keep one: the views :meth:`game.State.view` builds read their fields from it, and
+    their possible-location set and travel log on first access (:meth:`possible`,
+    :meth:`shown`), each memoised here (shared by every seat's view of the state) and built
+    from the parent node's.
+
+    >>> from game import new_game
+    >>> state = new_game("grid5", seed=1)
+    >>> trail = state.apply(state.legal_moves()[0]).public_trail()
+    >>> trail.shown()[0][0].station is None and state.mrx_station in trail.possible()
+    True
+    """
+
+    __slots__ = ("_possible", "_shown", "detectives", "entries", "move", "outcome", "parent",
+                 "rules", "tickets", "to_move")
+
+    def __init__(self, rules: Ruleset, parent: PublicTrail | None, to_move: int,
+                 detectives: tuple[int, ...], tickets: tuple[tuple[int, ...], ...],
+                 outcome: Outcome | None, entries: tuple[ShownEntry, ...],
+                 move: Move | None = None, possible: frozenset[int] | None = None) -> None:
+        self.rules = rules
+        self.parent = parent
+        self.to_move = to_move
+        self.detectives = detectives
+        self.tickets = tickets
+        self.outcome = outcome
+        self.entries = entries
+        self.move = move  # a detective's move (public); None after Mister X's
+        self._possible = possible
+        self._shown: ShownLog | None = None
+
+    def possible(self) -> frozenset[int]:
+        """Where Mister X may be (see :mod:`game.belief`): the root's set (given, or his
+        start stations minus the detectives') stepped along every node to this one."""
+        possible = self._possible
+        if possible is not None:
+            return possible
+        chain: list[PublicTrail] = []
+        node: PublicTrail | None = self
+        while node is not None and node._possible is None:
+            chain.append(node)
+            node = node.parent
+        if node is None:
+            root = chain.pop()
+            possible = root._possible = initial_belief(root.rules, root.detectives)
+        else:
+            possible = node._possible
+            assert possible is not None
+        for child in reversed(chain):
+            possible = child._possible = child._after(possible)
+        return possible
+
+    def _after(self, possible: frozenset[int]) -> frozenset[int]:
+        """This node's set given its parent's: the public effect of its move."""
+        if self.move is not None:
+            outcome = self.outcome
+            caught = outcome is not None and outcome.termination is Termination.CAUGHT
+            return after_detective_move(possible, self.move, caught)
+        return after_shown_entries(self.rules, possible, self.entries, self.detectives)
+
+    def shown(self) -> ShownLog:
+        """Mister X's travel log as detectives and spectators see it (shared with the
+        parent node when the move added no entry)."""
+        shown = self._shown
+        if shown is not None:
+            return shown
+        chain: list[PublicTrail] = []
+        node: PublicTrail | None = self
+        while node is not None and node._shown is None:
+            chain.append(node)
+            node = node.parent
+        built: ShownLog = EMPTY_LOG if node is None else node.shown()
+        reveal_moves = self.rules.reveal_moves
+        for child in reversed(chain):
+            if child.entries:
+                built = _append_shown(built, child.entries, reveal_moves)
+            child._shown = built
+        return built
 
 
 def mrx_view(state: State) -> MrXView:
