@@ -14,13 +14,13 @@ result. The policy (also in docs/ladder.md):
 - **Placement.** A bot with fewer than ``placement`` rated games plays opponents spread
   over the ladder: its k-th placement pair goes to the free opponent whose rank is nearest
   the k-th of the quantiles 1/2, 1/6, 5/6, 1/3, 2/3 (then round again).
-- **Afterwards** the opponent is drawn at random, weighted by the match quality of the two
-  live ratings (:meth:`ratings.live.LiveRatings.quality`: highest when the outcome is most
-  uncertain, so near its rating) times ``2 ** -(n - n_min)``, where ``n`` is how often the
-  two have met and ``n_min`` the fewest meetings it has with any free opponent. No pair is
-  played much more often than the others: two bots that have met more than one pair
-  (:data:`MEETING_SLACK` games) more often than one of them has met its least-met
-  connected opponent wait for that opponent instead.
+- **Afterwards** the opponent is drawn at random, weighted by the square of the match
+  quality of the two live ratings (:meth:`ratings.live.LiveRatings.quality`: highest when
+  the outcome is most uncertain, so near its rating) divided by ``1 + n - n_min``, where
+  ``n`` is how often the two have met and ``n_min`` the fewest meetings it has with any
+  free opponent. No pair is played much more often than the others: two bots that have
+  met more than twice as often as one of them meets its connected opponents on average,
+  plus one pair (:data:`MEETING_SLACK` games), wait for other opponents instead.
 - **Who first.** Among free bots, the one with the fewest games in that ruleset picks first.
 - **Health.** A bot that forfeits ``pause_after`` games in a row (timeouts, errors, illegal
   moves, disconnects, protocol violations) is paused from matchmaking for ``pause_s``
@@ -55,8 +55,8 @@ PLAY_PREFIX = "play-"
 """People's games (the Play page) are stored in ``play-RULES``: their own rating pool."""
 
 MEETING_SLACK = 2
-"""Games two bots may have played more than a bot's least-met connected opponent before
-they are kept apart (one pair)."""
+"""Games (one pair) two bots may have played beyond twice a bot's average number of games
+with its connected opponents before they are kept apart."""
 
 PLACEMENT_QUANTILES = (0.5, 1 / 6, 5 / 6, 1 / 3, 2 / 3)
 """Where a new bot's placement opponents sit on the ladder (0: the top)."""
@@ -341,9 +341,9 @@ class Ladder:
     def _opponents(self, name: str, rules: str, ready: list[str], active: list[str]
                    ) -> list[str]:
         """Who among ``ready`` bots ``name`` may meet on ``rules`` now: not one it has
-        met more than :data:`MEETING_SLACK` games more often than the connected opponent
-        it met least (busy or not: better to wait for that one than to play the same
-        pair again)."""
+        met more than twice as often as its connected opponents on average, plus
+        :data:`MEETING_SLACK` games (busy or not: better to wait for another than to play
+        the same pair again)."""
         def met(b: str) -> int:
             return self.meetings[_meeting(rules, name, b)]
 
@@ -353,8 +353,8 @@ class Ladder:
         rivals = [b for b in active if plays(b)]
         if not rivals:
             return []
-        fewest = min(met(b) for b in rivals)
-        return [b for b in ready if plays(b) and met(b) <= fewest + MEETING_SLACK]
+        mean = sum(met(b) for b in rivals) / len(rivals)
+        return [b for b in ready if plays(b) and met(b) <= 2 * mean + MEETING_SLACK]
 
     def _placement_opponent(self, name: str, rules: str, others: list[str], k: int) -> str:
         pool = self.ratings[rules]
@@ -368,7 +368,7 @@ class Ladder:
         pool = self.ratings[rules]
         met = {b: self.meetings[_meeting(rules, name, b)] for b in others}
         fewest = min(met.values())
-        weights = [pool.quality(name, b) * 2.0 ** -(met[b] - fewest) for b in others]
+        weights = [pool.quality(name, b) ** 2 / (1 + met[b] - fewest) for b in others]
         return self.rng.choices(others, weights)[0]
 
     @staticmethod

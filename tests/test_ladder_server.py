@@ -52,6 +52,18 @@ async def _until_stored(db_url: str, games: int, timeout: float) -> None:
         await asyncio.sleep(0.2)
 
 
+async def _until_paused(url: str, name: str, timeout: float) -> Any:
+    """``/api/ladder`` once it shows bot ``name`` paused (checked every 0.2 s)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        ladder = await asyncio.to_thread(_get, url)
+        rows = {row["name"]: row for row in ladder["ladders"]["grid5"]}
+        if name in rows and rows[name]["paused"] or loop.time() > deadline:
+            return ladder
+        await asyncio.sleep(0.2)
+
+
 def _get(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=10) as reply:
         return json.load(reply)
@@ -86,7 +98,7 @@ async def test_a_ladder_matches_rates_and_pauses_connected_bots(tmp_path: Path) 
                 str(MAX_GAMES), *extra, stderr_log=tmp_path / f"{name}.log"))
         await _until_stored(db_url, GAMES, 240 * SCALE)
         http = url.replace("ws://", "http://")
-        ladder = await asyncio.to_thread(_get, f"{http}/api/ladder")
+        ladder = await _until_paused(f"{http}/api/ladder", "sleeper", 120 * SCALE)
         page = await asyncio.to_thread(_get, f"{http}/api/ladder/grid5/bots/greedy")
         listed = await asyncio.to_thread(_get, f"{http}/api/tournaments")
     finally:
