@@ -163,10 +163,13 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         _ray = None
 
 
-#: Test modules that run the compiled MCTS kernel, in the test process or in the ``yard``
-#: processes they start.
+#: Test modules that run the compiled MCTS kernel or Alpha-Beta's compiled search (the
+#: ``alphabeta`` bot's default profile), in the test process or in the ``yard`` processes
+#: they start.
 KERNEL_USERS = frozenset({"test_kernel.py", "test_mcts.py", "test_db_store.py",
-                          "test_fairness.py", "test_reproduce.py", "test_mcts_train.py"})
+                          "test_fairness.py", "test_reproduce.py", "test_mcts_train.py",
+                          "test_alphabeta.py", "test_alphabeta_kernel.py", "test_hider.py",
+                          "test_dqn_bot.py", "test_client.py"})
 _kernel_ready = False
 _warmup: subprocess.Popen[bytes] | None = None
 

@@ -1,4 +1,5 @@
-"""Compile the MCTS kernel (numba, ``cache=True``) once, into numba's on-disk cache.
+"""Compile the MCTS kernel and Alpha-Beta's compiled search (numba, ``cache=True``) once,
+into numba's on-disk cache.
 
 tests/conftest.py starts this script in the background when a test session starts; tests
 that run the kernel (in the test process or in ``yard`` subprocesses) wait for it to end
@@ -15,6 +16,7 @@ import random
 
 import numpy as np
 
+from bots.alphabeta import AlphaBetaBot
 from bots.mcts import kernel as K
 from bots.mcts.bot import MctsBot
 from bots.mcts.compact import compact_state, move_key, to_move
@@ -45,6 +47,8 @@ def warm() -> None:
             for profile in ("baseline", "tuned"):
                 bot = MctsBot(seed=1, iterations=64, profile=profile)
                 bot.choose(position.view(position.to_move), position.legal_moves())
+            searcher = AlphaBetaBot(seed=1, depth=2, profile="kernel")
+            searcher.choose(position.view(position.to_move), position.legal_moves())
     # The kernel's entry points as tests/test_kernel.py calls them.
     for name in BUILTIN:
         rules = load_ruleset(name)

@@ -94,7 +94,7 @@ def test_yard_bots_json_lists_every_builtin_option_as_the_bots_accept_them() -> 
     assert out.returncode == 0, out.stderr
     rows = {row["name"]: row for row in json.loads(out.stdout)}
     assert set(BUILTIN_BOTS) <= set(rows)
-    expected = {"alphabeta": ["time", "depth", "samples", "width", "filter"],
+    expected = {"alphabeta": ["time", "depth", "samples", "width", "filter", "profile"],
                 "mcts": ["time", "iterations", "c", "r", "epsilon", "filter", "lc",
                          "lc_file", "profile", "workers", "max_nodes"],
                 "dqn": ["weights", "epsilon", "safe"],

@@ -1,0 +1,541 @@
+"""Alpha-Beta on the compiled rules kernel: the search of :mod:`bots.alphabeta` in numba.
+
+The same paranoid alpha-beta as the reference search (``profile=reference``): the same
+static evaluation and terminal scores (:mod:`bots.eval`), the same move ordering, ``width``
+cut and Mister X move filter, over the compact state of :mod:`bots.mcts.kernel`; with the
+transposition table off it visits the same nodes in the same order and returns the same
+values (``tests/test_alphabeta_kernel.py``). The public possible-location set, which the
+evaluation scores, travels along as one byte per station, updated by the steps of
+:mod:`game.belief`.
+
+On top, a transposition table: fixed-size arrays indexed by a hash of the compact state and
+the possible-location set, holding depth, value, bound type and best move. The stored best
+move is tried first and a deep enough stored value cuts the node off. Exact values stay
+the reference's; the bounds that failing nodes return may differ, so of two moves of equal
+value the search may pick the other one.
+
+Iterative deepening, the root move loop and the determinizations stay in Python
+(:class:`bots.alphabeta.AlphaBetaBot`): one compiled call (:meth:`KernelSearch.root_values`)
+searches every root move of one determinization to one depth. It reads the clock every
+1024 nodes (numba's object mode, a microsecond) and gives up past the deadline.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Collection, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit, objmode
+
+from bots.eval import WIN, Weights
+from bots.mcts import kernel as _kernel
+from bots.mcts.compact import compact_state, move_key
+from bots.mcts.kernel import (
+    DOUBLE,
+    OUT_CAUGHT,
+    OUT_CORNERED,
+    OUT_NONE,
+    SECRET,
+    ST_K,
+    ST_LOG,
+    ST_OUT,
+    ST_POS,
+    ST_TO_MOVE,
+    Tables,
+    apply_move,
+    max_bound_from,
+    search_moves,
+    state_size,
+    tables_for,
+    tk_index,
+)
+from bots.numba_cache import forget_stale
+from game import Move, Ruleset, State
+
+# The search compiles in the rules kernel's functions (numba loads a cache on the first call,
+# so this runs before any): its cache must not outlive a change of the kernel.
+forget_stale(__file__, [_kernel.__file__ or ""])
+
+MAX_PLY = 66  # plies of buffers: bots.alphabeta.MAX_DEPTH plus the root, with a spare
+TT_BITS = 18  # default table: 2**18 entries, 10 MiB
+_CLOCK_MASK = 1023  # read the clock when the node count is a multiple of 1024
+_INSERTION_MAX = 24  # longer move lists are sorted with numpy's (stable) mergesort
+
+# Workspace.counters
+C_NODES, C_LIMIT, C_ABORT, C_HITS = 0, 1, 2, 3
+# Workspace.config
+CF_FILTER, CF_WIDTH, CF_TT = 0, 1, 2
+# Transposition table bound types
+EXACT, LOWER, UPPER = 0, 1, 2
+
+_MATE = WIN / 2  # scores beyond this come from a finished game (terminal_score)
+_NO_MOVE = -1
+_MUL = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+
+class Workspace(NamedTuple):
+    """The preallocated buffers of one search (``P = MAX_PLY`` levels, ``M`` moves, ``T``
+    table entries). Few arrays: every array of a tuple handed to a compiled function costs
+    reference counting."""
+
+    states: Any  # int32[P, S]: the compact state at each ply
+    moves: Any  # int32[P, M, 4]: moves generated at each ply (ply 0: the root moves)
+    keys: Any  # int64[P, M]: their ordering keys
+    order: Any  # int32[P, M]: indices into moves, in search order
+    belief: Any  # uint8[P, n+1]: the possible-location set at each ply
+    count: Any  # int64[P]: its size
+    bhash: Any  # uint64[P]: its hash (xor of zobrist)
+    zobrist: Any  # uint64[n+1]: one random key per station
+    tmp: Any  # uint8[n+1]: between the legs of a double move
+    scratch: Any  # int32[M, 4]: apply_move's scratch
+    tt_key: Any  # uint64[T]: full hash of the stored node (0: empty)
+    tt_value: Any  # float64[T]: value, ply-relative for finished-game scores
+    tt_info: Any  # int64[T, 3]: T_* (depth, bound type, packed best move)
+    counters: Any  # int64[4]: C_* (nodes, node limit, aborted, table cut-offs)
+    config: Any  # int64[3]: CF_* (filter, width, table on)
+    weights: Any  # float64[4]: Weights (distance, spread, possible, tickets)
+    deadline: Any  # float64[1]: time.perf_counter() deadline (inf: none)
+    frame_f: Any  # float64[P, 4]: the search stack, F_* (window now and on entry)
+    frame_i: Any  # int64[P, 5]: I_* (plies left, moves, next move, best move, table slot)
+    frame_h: Any  # uint64[P]: the node's table hash
+
+
+# Workspace.frame_f and frame_i columns, tt_info columns
+F_ALPHA, F_BETA, F_ALPHA0, F_BETA0 = 0, 1, 2, 3
+I_DEPTH, I_MOVES, I_NEXT, I_BEST, I_SLOT = 0, 1, 2, 3, 4
+T_DEPTH, T_FLAG, T_MOVE = 0, 1, 2
+
+
+# --------------------------------------------------------------------------- scores
+
+
+@njit(cache=True)
+def _terminal(out: int, ply: int) -> float:
+    """bots.eval.terminal_score: a caught or cornered Mister X loses, quicker wins score
+    higher."""
+    if out == OUT_CAUGHT or out == OUT_CORNERED:  # noqa: SIM109 (plain compares for numba)
+        return -WIN + ply
+    return WIN - ply
+
+
+@njit(cache=True)
+def _evaluate(dist: Any, st: Any, possible: int, w: Any) -> float:
+    """bots.eval.evaluate on a compact state, term for term in the same order (so the
+    floats agree)."""
+    here = st[ST_POS]
+    k = st[ST_K]
+    low = 1 << 30
+    total = 0
+    for seat in range(1, k + 1):
+        gap = min(int(dist[here, st[ST_POS + seat]]), 6)
+        low = min(low, gap)
+        total += gap
+    own = st[tk_index(st, 0, SECRET)] + 2 * st[tk_index(st, 0, DOUBLE)]
+    return float(w[0] * low + w[1] * total / k + w[2] * math.log2(max(1, possible))
+                 + w[3] * own)
+
+
+# --------------------------------------------------------------------------- belief
+
+
+@njit(cache=True)
+def _step(adj: Any, deg: Any, sec: Any, sec_deg: Any, reveal: Any, zobrist: Any, src: Any,
+          dst: Any, st: Any, ticket: int, station: int, slot: int) -> tuple[int, Any]:
+    """game.belief.after_mrx_move for one log slot: the revealed station, or every station
+    one ``ticket`` edge from ``src`` minus the detectives. Returns (size, hash). (Tables'
+    arrays one by one: a tuple argument costs reference counting on every call.)"""
+    dst[:] = 0
+    if reveal[slot]:
+        dst[station] = 1
+        return 1, zobrist[station]
+    for s in range(1, dst.shape[0]):
+        if src[s]:
+            if ticket == SECRET:
+                for j in range(sec_deg[s]):
+                    dst[sec[s, j]] = 1
+            else:
+                for j in range(deg[ticket, s]):
+                    dst[adj[ticket, s, j]] = 1
+    for seat in range(1, st[ST_K] + 1):
+        dst[st[ST_POS + seat]] = 0
+    size = 0
+    h = np.uint64(0)
+    for s in range(1, dst.shape[0]):
+        if dst[s]:
+            size += 1
+            h ^= zobrist[s]
+    return size, h
+
+
+@njit(cache=True)
+def _child(tb: Tables, states: Any, moves: Any, scratch: Any, belief: Any, count: Any,
+           bhash: Any, zobrist: Any, tmp: Any, ply: int, index: int, leaf: bool) -> None:
+    """Fill ply ``ply + 1`` with the state after move ``index`` of ply ``ply`` and its
+    possible-location set (game.belief); at a leaf after a detective's move only the size
+    of the set is needed, and a finished game needs none."""
+    parent = states[ply]
+    child = states[ply + 1]
+    child[:] = parent
+    mv = moves[ply, index]
+    apply_move(tb, child, mv[0], mv[1], mv[2], mv[3], scratch)
+    if child[ST_OUT] != OUT_NONE:
+        return
+    src = belief[ply]
+    dst = belief[ply + 1]
+    if parent[ST_TO_MOVE] == 0:
+        log = parent[ST_LOG]
+        adj, deg, sec, sec_deg, reveal = tb.adj, tb.deg, tb.sec, tb.sec_deg, tb.reveal
+        size, h = _step(adj, deg, sec, sec_deg, reveal, zobrist, src, dst, child, mv[0],
+                        mv[1], log + 1)
+        if mv[2] >= 0:
+            tmp[:] = dst
+            size, h = _step(adj, deg, sec, sec_deg, reveal, zobrist, tmp, dst, child, mv[2],
+                            mv[3], log + 2)
+        count[ply + 1] = size
+        bhash[ply + 1] = h
+        return
+    # A detective who did not catch Mister X: he is not on its new station.
+    there = mv[1]
+    count[ply + 1] = count[ply] - src[there]
+    if leaf:
+        return
+    dst[:] = src
+    h = bhash[ply]
+    if src[there]:
+        dst[there] = 0
+        h ^= zobrist[there]
+    bhash[ply + 1] = h
+
+
+# --------------------------------------------------------------------------- move ordering
+
+
+@njit(cache=True)
+def _stable_sort(keys: Any, order: Any, n: int) -> None:
+    """``order[:n]``: indices 0..n-1 sorted by ``keys``, ties in generation order (as
+    Python's sorted)."""
+    if n > _INSERTION_MAX:
+        order[:n] = np.argsort(keys[:n], kind="mergesort")
+        return
+    for i in range(n):
+        order[i] = i
+    for i in range(1, n):
+        o = order[i]
+        key = keys[o]
+        j = i
+        while j > 0 and keys[order[j - 1]] > key:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = o
+
+
+@njit(cache=True)
+def _pack(mv: Any) -> int:
+    """One int64 for a move row (the table's best move)."""
+    return int((((np.int64(mv[0]) + 1) * 65536 + mv[1]) * 8 + mv[2] + 1) * 65536 + mv[3])
+
+
+@njit(cache=True)
+def _ordered(tb: Tables, st: Any, moves: Any, keys: Any, order: Any, filtering: bool,
+             width: int, tt_move: int) -> int:
+    """Generate and order the moves of ``st``; returns how many to search. As
+    AlphaBetaBot._ordered: Mister X farthest from the nearest detective first (then single
+    before double, then by ticket; filtered, at most ``width``); a detective closest to
+    Mister X first (then by ticket). The table's best move, if among them, goes first."""
+    n = search_moves(tb, st, moves, filtering)
+    dist = tb.dist
+    here = st[ST_POS]
+    mrx = st[ST_TO_MOVE] == 0
+    if mrx:
+        for i in range(n):
+            double = moves[i, 2] >= 0
+            dest = moves[i, 3] if double else moves[i, 1]
+            near = 1 << 20
+            for seat in range(1, st[ST_K] + 1):
+                near = min(near, int(dist[dest, st[ST_POS + seat]]))
+            keys[i] = (-near * 2 + (1 if double else 0)) * 8 + moves[i, 0]
+    else:
+        for i in range(n):
+            keys[i] = int(dist[here, moves[i, 1]]) * 8 + moves[i, 0]
+    _stable_sort(keys, order, n)
+    if mrx and 0 < width < n:
+        n = width
+    if tt_move != _NO_MOVE:
+        for i in range(n):
+            o = order[i]
+            if _pack(moves[o]) == tt_move:
+                for j in range(i, 0, -1):
+                    order[j] = order[j - 1]
+                order[0] = o
+                break
+    return n
+
+
+# --------------------------------------------------------------------------- table
+
+
+@njit(cache=True)
+def _hash(st: Any, belief_hash: Any) -> Any:
+    """64-bit hash of a compact state and its possible-location set (never 0)."""
+    h = belief_hash
+    for i in range(st.shape[0]):
+        h = (h ^ np.uint64(st[i])) * _MUL
+    h ^= h >> _S30
+    h *= _MIX1
+    h ^= h >> _S27
+    h *= _MIX2
+    h ^= h >> _S31
+    return h | np.uint64(1)
+
+
+@njit(cache=True)
+def _to_table(value: float, ply: int) -> float:
+    """A finished-game score relative to this node (it counts plies from the root)."""
+    if value > _MATE:
+        return value + ply
+    if value < -_MATE:
+        return value - ply
+    return value
+
+
+@njit(cache=True)
+def _from_table(value: float, ply: int) -> float:
+    if value > _MATE:
+        return value - ply
+    if value < -_MATE:
+        return value + ply
+    return value
+
+
+@njit(cache=True)
+def _store(tt_key: Any, tt_value: Any, tt_info: Any, slot: int, h: Any, depth: int,
+           ply: int, value: float, alpha: float, beta: float, best: int) -> None:
+    flag = EXACT
+    if value <= alpha:
+        flag = UPPER
+    elif value >= beta:
+        flag = LOWER
+    tt_key[slot] = h
+    tt_value[slot] = _to_table(value, ply)
+    tt_info[slot, T_DEPTH] = depth
+    tt_info[slot, T_FLAG] = flag
+    tt_info[slot, T_MOVE] = best
+
+
+# --------------------------------------------------------------------------- search
+
+
+@njit(cache=True)
+def _now() -> float:
+    with objmode(t="float64"):
+        t = time.perf_counter()
+    return t
+
+
+@njit(cache=True)
+def _search(tb: Tables, ws: Workspace, depth: int, alpha: float, beta: float,
+            top: int) -> float:
+    """AlphaBetaBot._search at ``ws.states[top]``: fail-hard alpha-beta, Mister X
+    maximising, on an explicit stack of frames (numba's cache mishandles recursion). Sets
+    ``counters[C_ABORT]`` (the value is then meaningless) when the budget is spent."""
+    states, moves, keys, order = ws.states, ws.moves, ws.keys, ws.order
+    belief, count, bhash, zobrist, tmp = ws.belief, ws.count, ws.bhash, ws.zobrist, ws.tmp
+    tt_key, tt_value, tt_info = ws.tt_key, ws.tt_value, ws.tt_info
+    counters, ff, fi, fh = ws.counters, ws.frame_f, ws.frame_i, ws.frame_h
+    scratch, weights, dist = ws.scratch, ws.weights, tb.dist
+    filtering, width = ws.config[CF_FILTER] == 1, ws.config[CF_WIDTH]
+    use_tt = ws.config[CF_TT] == 1
+    deadline = ws.deadline[0]
+    timed = deadline < np.inf
+    mask = np.uint64(tt_key.shape[0] - 1)
+    ply = top
+    ff[ply, F_ALPHA] = alpha
+    ff[ply, F_BETA] = beta
+    fi[ply, I_DEPTH] = depth
+    while True:
+        # Enter the node at ply (its window and depth set).
+        counters[C_NODES] += 1
+        nodes = counters[C_NODES]
+        if nodes > counters[C_LIMIT] or \
+                (timed and (nodes & _CLOCK_MASK) == 0 and _now() > deadline):
+            counters[C_ABORT] = 1
+            return 0.0
+        st = states[ply]
+        left = fi[ply, I_DEPTH]
+        out = st[ST_OUT]
+        done = True
+        value = 0.0
+        if out != OUT_NONE:
+            value = _terminal(out, ply)
+        elif left <= 0:
+            value = _evaluate(dist, st, count[ply], weights)
+        else:
+            tt_move = _NO_MOVE
+            if use_tt:
+                h = _hash(st, bhash[ply])
+                slot = np.int64(h & mask)
+                fh[ply] = h
+                fi[ply, I_SLOT] = slot
+                if tt_key[slot] == h:
+                    tt_move = tt_info[slot, T_MOVE]
+                    if tt_info[slot, T_DEPTH] >= left:
+                        stored = _from_table(tt_value[slot], ply)
+                        flag = tt_info[slot, T_FLAG]
+                        if flag == EXACT or (flag == LOWER and stored >= ff[ply, F_BETA]) \
+                                or (flag == UPPER and stored <= ff[ply, F_ALPHA]):
+                            counters[C_HITS] += 1
+                            value = stored
+                            tt_move = -2  # decided
+            if tt_move != -2:
+                done = False
+                fi[ply, I_MOVES] = _ordered(tb, st, moves[ply], keys[ply], order[ply],
+                                            filtering, width, tt_move)
+                fi[ply, I_NEXT] = 0
+                fi[ply, I_BEST] = tt_move
+                ff[ply, F_ALPHA0] = ff[ply, F_ALPHA]
+                ff[ply, F_BETA0] = ff[ply, F_BETA]
+        # Back a decided value up the stack while it completes nodes.
+        while done:
+            if ply == top:
+                return value
+            ply -= 1
+            i = fi[ply, I_NEXT]
+            maximise = states[ply, ST_TO_MOVE] == 0
+            if maximise:
+                if value > ff[ply, F_ALPHA]:
+                    ff[ply, F_ALPHA] = value
+                    fi[ply, I_BEST] = _pack(moves[ply, order[ply, i]])
+            elif value < ff[ply, F_BETA]:
+                ff[ply, F_BETA] = value
+                fi[ply, I_BEST] = _pack(moves[ply, order[ply, i]])
+            fi[ply, I_NEXT] = i + 1
+            done = ff[ply, F_ALPHA] >= ff[ply, F_BETA] or i + 1 >= fi[ply, I_MOVES]
+            if done:
+                value = ff[ply, F_ALPHA] if maximise else ff[ply, F_BETA]
+                if use_tt:
+                    _store(tt_key, tt_value, tt_info, fi[ply, I_SLOT], fh[ply],
+                           fi[ply, I_DEPTH], ply, value, ff[ply, F_ALPHA0],
+                           ff[ply, F_BETA0], fi[ply, I_BEST])
+        # Descend into the node's next move.
+        _child(tb, states, moves, scratch, belief, count, bhash, zobrist, tmp, ply,
+               order[ply, fi[ply, I_NEXT]], fi[ply, I_DEPTH] <= 1)
+        ff[ply + 1, F_ALPHA] = ff[ply, F_ALPHA]
+        ff[ply + 1, F_BETA] = ff[ply, F_BETA]
+        fi[ply + 1, I_DEPTH] = fi[ply, I_DEPTH] - 1
+        ply += 1
+
+
+@njit(cache=True)
+def _root_values(tb: Tables, ws: Workspace, n: int, depth: int, values: Any) -> bool:
+    """AlphaBetaBot._root_values over the root moves ``ws.moves[0, :n]`` (in that order):
+    exact values of every move at a detective's root, alpha-beta values with the best one
+    exact at Mister X's. False if the budget ran out first."""
+    mrx = ws.states[0, ST_TO_MOVE] == 0
+    alpha = -np.inf
+    for i in range(n):
+        _child(tb, ws.states, ws.moves, ws.scratch, ws.belief, ws.count, ws.bhash,
+               ws.zobrist, ws.tmp, 0, i, depth <= 1)
+        if mrx:
+            values[i] = _search(tb, ws, depth - 1, alpha, np.inf, 1)
+            alpha = max(alpha, values[i])
+        else:
+            values[i] = _search(tb, ws, depth - 1, -np.inf, np.inf, 1)
+        if ws.counters[C_ABORT]:
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------- Python side
+
+
+def _workspace(rules: Ruleset, k: int, tt_bits: int) -> Workspace:
+    tb = tables_for(rules)
+    size, stations = int(max_bound_from(tb)), rules.board.n_stations + 1
+    levels = (MAX_PLY, size)
+    entries = 1 << tt_bits
+    zobrist = np.random.default_rng(27).integers(1, 2**63, stations, dtype=np.uint64)
+    return Workspace(
+        states=np.zeros((MAX_PLY, state_size(k)), np.int32),
+        moves=np.zeros((*levels, 4), np.int32), keys=np.zeros(levels, np.int64),
+        order=np.zeros(levels, np.int32), belief=np.zeros((MAX_PLY, stations), np.uint8),
+        count=np.zeros(MAX_PLY, np.int64), bhash=np.zeros(MAX_PLY, np.uint64),
+        zobrist=zobrist, tmp=np.zeros(stations, np.uint8),
+        # Written now (np.full, not np.zeros): page faults here, not in the first search.
+        scratch=np.zeros((size, 4), np.int32), tt_key=np.full(entries, 0, np.uint64),
+        tt_value=np.full(entries, 0.0), tt_info=np.full((entries, 3), 0, np.int64),
+        counters=np.zeros(4, np.int64), config=np.zeros(3, np.int64),
+        weights=np.zeros(4, np.float64), deadline=np.full(1, np.inf),
+        frame_f=np.zeros((MAX_PLY, 4)), frame_i=np.zeros((MAX_PLY, 5), np.int64),
+        frame_h=np.zeros(MAX_PLY, np.uint64))
+
+
+class KernelSearch:
+    """The compiled search for one ruleset and number of detectives: tables and buffers,
+    reused from move to move.
+
+    ``tt_bits`` sizes the transposition table (``2**tt_bits`` entries; 0: no table, the
+    reference's exact node order).
+
+    >>> from game import new_game
+    >>> state = new_game("grid5", seed=3)
+    >>> search = KernelSearch(state.rules, state.n_detectives, Weights(), True, 12)
+    >>> search.start()
+    >>> values = search.root_values(state, list(state.legal_moves()), 2)
+    >>> values is not None and len(values) == len(state.legal_moves())
+    True
+    """
+
+    def __init__(self, rules: Ruleset, k: int, weights: Weights, filtering: bool,
+                 width: int, tt_bits: int = TT_BITS) -> None:
+        self.tables = tables_for(rules)
+        self.ws = _workspace(rules, k, max(tt_bits, 0))
+        self.ws.config[:] = (int(filtering), width, int(tt_bits > 0))
+        self.ws.weights[:] = (weights.distance, weights.spread, weights.possible,
+                              weights.tickets)
+        self._values = np.zeros(int(max_bound_from(self.tables)), np.float64)
+
+    @property
+    def nodes(self) -> int:
+        """Nodes searched since :meth:`start`."""
+        return int(self.ws.counters[C_NODES])
+
+    @property
+    def table_cuts(self) -> int:
+        """Nodes cut off by a stored value since :meth:`start`."""
+        return int(self.ws.counters[C_HITS])
+
+    def start(self, deadline: float = math.inf, node_limit: int = 2**62) -> None:
+        """Begin a move: empty the table, zero the counters, set the budget (a
+        ``time.perf_counter()`` deadline and a node limit)."""
+        ws = self.ws
+        ws.tt_key[:] = 0
+        ws.counters[:] = 0
+        ws.counters[C_LIMIT] = node_limit
+        ws.deadline[0] = deadline
+
+    def root_values(self, root: State, moves: Sequence[Move], depth: int) -> list[float] | None:
+        """The values of ``moves`` at ``root`` (searched in that order) to ``depth`` plies,
+        as AlphaBetaBot._root_values; ``None`` if the budget ran out first."""
+        self._set_root(root, root.possible_locations())
+        ws = self.ws
+        for i, move in enumerate(moves):
+            ws.moves[0, i] = move_key(move)
+        ws.counters[C_ABORT] = 0
+        if not _root_values(self.tables, ws, len(moves), depth, self._values):
+            return None
+        return [float(v) for v in self._values[:len(moves)]]
+
+    def _set_root(self, root: State, possible: Collection[int]) -> None:
+        ws = self.ws
+        ws.states[0] = compact_state(root)
+        stations = np.fromiter(possible, np.int64, len(possible))
+        ws.belief[0] = 0
+        ws.belief[0, stations] = 1
+        ws.count[0] = len(stations)
+        ws.bhash[0] = np.bitwise_xor.reduce(ws.zobrist[stations]) if len(stations) else 0

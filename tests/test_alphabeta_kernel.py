@@ -1,0 +1,100 @@
+"""Alpha-Beta on the compiled kernel against its pure-Python reference.
+
+With the transposition table off the kernel search visits the reference's nodes in the
+reference's order: same value, same move, same node count. With the table on, the same
+value and a move the reference values as highly (stored bounds change what failing nodes
+return, and with it the order of equal-valued root moves). Same seed, same
+determinizations.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from bots.alphabeta import AlphaBetaBot
+from bots.registry import BotOptionError, make_bot
+from game import Move, State, View, new_game
+
+SAMPLES = 2
+#: (ruleset, depth, random games): each game gives a Mister X and a detective position.
+CASES = [("grid5", 4, 60), ("classic", 2, 50), ("classic", 3, 25)]
+
+
+def positions(name: str, games: int, seed: int) -> list[State]:
+    """Unfinished positions with a choice to make, Mister X's and a detective's from each
+    seeded random game."""
+    rng = random.Random(seed)
+    out: list[State] = []
+    for _ in range(games):
+        state = new_game(name, rng.getrandbits(32))
+        for _ in range(rng.randrange(0, 50)):
+            nxt = state.apply_unchecked(rng.choice(state.legal_moves()))
+            if nxt.outcome is not None:
+                break
+            state = nxt
+        for mrx in (True, False):
+            found = state
+            while found.outcome is None and (found.to_move == 0) != mrx:
+                found = found.apply_unchecked(rng.choice(found.legal_moves()))
+            if found.outcome is None and len(found.legal_moves()) > 1:
+                out.append(found)
+    return out
+
+
+def bot(profile: str, depth: int, seed: int, tt_bits: int = 18) -> AlphaBetaBot:
+    made = AlphaBetaBot(seed=seed, depth=depth, samples=SAMPLES, profile=profile)  # type: ignore[arg-type]
+    made.tt_bits = tt_bits
+    return made
+
+
+def reference_value(view: View, move: Move, seed: int, depth: int) -> float:
+    """The reference's exact value of ``move`` (mean over the same determinizations)."""
+    ref = bot("reference", depth, seed)
+    roots = ref._roots(view)
+    values = [ref._search(root.apply_unchecked(move), depth - 1, -math.inf, math.inf, 1)
+              for root in roots]
+    return sum(values) / len(roots)
+
+
+@pytest.mark.parametrize(("name", "depth", "games"), CASES)
+def test_kernel_search_agrees_with_the_reference(name: str, depth: int, games: int) -> None:
+    states = positions(name, games, seed=27)
+    assert sum(s.to_move == 0 for s in states) >= games // 2 <= sum(s.to_move for s in states)
+    for i, state in enumerate(states):
+        view, legal = state.view(state.to_move), state.legal_moves()
+        where = f"{name} position {i}: {state.to_text()}"
+        ref = bot("reference", depth, i)
+        move = ref.choose(view, legal)
+        same = bot("kernel", depth, i, tt_bits=0)
+        assert same.choose(view, legal) == move, where
+        assert same.value == pytest.approx(ref.value, rel=1e-12, abs=1e-9), where
+        assert (same.nodes, same.reached_depth) == (ref.nodes, ref.reached_depth), where
+        fast = bot("kernel", depth, i)
+        chosen = fast.choose(view, legal)
+        assert fast.value == pytest.approx(ref.value, rel=1e-12, abs=1e-9), where
+        assert fast.reached_depth == ref.reached_depth, where
+        if chosen != move:
+            value = reference_value(view, chosen, i, ref.reached_depth)
+            assert value == pytest.approx(ref.value, rel=1e-12, abs=1e-9), where
+
+
+def test_the_table_saves_nodes() -> None:
+    start = new_game("classic", 4)
+    state = start.apply_unchecked(start.legal_moves()[0])  # a detective to move
+    view, legal = state.view(state.to_move), state.legal_moves()
+    plain, fast = bot("kernel", 7, 1, tt_bits=0), bot("kernel", 7, 1)
+    assert plain.choose(view, legal) in legal and fast.choose(view, legal) in legal
+    assert fast.value == pytest.approx(plain.value)
+    assert fast.nodes < plain.nodes
+
+
+def test_profile_option() -> None:
+    made = make_bot("alphabeta", 1, {"profile": "reference", "depth": "2"})
+    assert isinstance(made, AlphaBetaBot) and made.profile == "reference"
+    assert "profile=reference" in made.describe()
+    assert AlphaBetaBot().profile == "kernel"
+    with pytest.raises(BotOptionError, match="profile"):
+        make_bot("alphabeta", 1, {"profile": "fast"})
