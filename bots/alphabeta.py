@@ -94,7 +94,7 @@ class AlphaBetaBot(Bot):
             from game import new_game as start
 
             state = start(rules, 1)
-            self._kernel(state).root_values(state, state.legal_moves()[:1], 1)
+            self._kernel(rules, state.n_detectives).search(state.view(0), state.positions[:1], 1)
 
     # ------------------------------------------------------------------ root
 
@@ -108,41 +108,53 @@ class AlphaBetaBot(Bot):
         self.nodes = 0
         self.reached_depth = 0
         self._deadline = math.inf if self.depth else clock.perf_counter() + self.time * 0.9
+        best = (self._choose_kernel(view, legal) if self.profile == "kernel"
+                else self._choose_reference(view, legal))
+        self.report(nodes=self.nodes, depth=self.reached_depth)
+        return best
+
+    def _choose_reference(self, view: View, legal: Sequence[Move]) -> Move:
+        """Iterative deepening over the determinizations, in Python."""
         roots = self._roots(view)
         maximise = view.to_move == 0
         order = self._ordered(roots[0], list(legal), root=True)
         best = order[0]
-        kernel = self._kernel(roots[0]) if self.profile == "kernel" else None
-        if kernel is not None:
-            kernel.start(self._deadline)
         for depth in range(1, (self.depth or MAX_DEPTH) + 1):
             try:
                 totals = {m: 0.0 for m in order}
                 for root in roots:
-                    values = (self._root_values(root, order, depth) if kernel is None
-                              else self._kernel_values(kernel, root, order, depth))
-                    for move, value in values.items():
+                    for move, value in self._root_values(root, order, depth).items():
                         totals[move] += value
             except _Timeout:
                 break
-            finally:
-                if kernel is not None:
-                    self.nodes = kernel.nodes
             order = sorted(order, key=totals.__getitem__, reverse=maximise)
             best = order[0]
             self.value = totals[best] / len(roots)
             self.reached_depth = depth
             if abs(totals[best]) / len(roots) > 50_000:
                 break  # a forced result: deeper search cannot change it
-        self.report(nodes=self.nodes, depth=self.reached_depth)
         return best
 
-    def _roots(self, view: View) -> list[State]:
+    def _choose_kernel(self, view: View, legal: Sequence[Move]) -> Move:
+        """:meth:`_choose_reference` in one compiled call (root ordering included)."""
+        kernel = self._kernel(view.rules, len(view.detectives))
+        found = kernel.search(view, self._stations(view), self.depth or MAX_DEPTH,
+                              self._deadline)
+        self.nodes = kernel.nodes
+        if found.depth:
+            self.value, self.reached_depth = found.value, found.depth
+        return legal[legal.index(found.move)]
+
+    def _stations(self, view: View) -> list[int]:
+        """Mister X's station in each root: his own, or a detective's determinizations (a
+        uniform sample of the possible-location set)."""
         if isinstance(view, MrXView):
-            return [state_from_view(view)]
+            return [view.mrx]
         stations = sorted(view.possible)
-        picks = self.rng.sample(stations, min(self.samples, len(stations)))
-        return [state_from_view(view, station) for station in picks]
+        return self.rng.sample(stations, min(self.samples, len(stations)))
+
+    def _roots(self, view: View) -> list[State]:
+        return [state_from_view(view, station) for station in self._stations(view)]
 
     def _root_values(self, root: State, order: list[Move], depth: int) -> dict[Move, float]:
         """Exact values of every root move (detective roots), or alpha-beta values with the
@@ -158,26 +170,16 @@ class AlphaBetaBot(Bot):
                 values[move] = self._search(child, depth - 1, -math.inf, math.inf, 1)
         return values
 
-    def _kernel(self, root: State) -> KernelSearch:
+    def _kernel(self, rules: Ruleset, detectives: int) -> KernelSearch:
         """The compiled search for this ruleset and number of detectives (built once)."""
         from bots.alphabeta_kernel import KernelSearch
 
-        key = (root.rules, root.n_detectives)
+        key = (rules, detectives)
         found = self._kernels.get(key)
         if found is None:
-            found = self._kernels[key] = KernelSearch(root.rules, root.n_detectives,
-                                                      self.weights, self.filter, self.width,
-                                                      self.tt_bits)
+            found = self._kernels[key] = KernelSearch(rules, detectives, self.weights,
+                                                      self.filter, self.width, self.tt_bits)
         return found
-
-    @staticmethod
-    def _kernel_values(kernel: KernelSearch, root: State, order: list[Move],
-                       depth: int) -> dict[Move, float]:
-        """:meth:`_root_values` on the compiled kernel."""
-        values = kernel.root_values(root, order, depth)
-        if values is None:
-            raise _Timeout
-        return dict(zip(order, values, strict=True))
 
     # ------------------------------------------------------------------ search
 

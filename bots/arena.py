@@ -62,12 +62,14 @@ def play_game(rules: Ruleset | str, mrx: Bot, detectives: Sequence[Bot],
     _begin_all(bots, state.rules, seed)
     result = GameResult(seed, state, state)
     played = result.moves.append
+    choose = [bot.choose for bot in bots]
+    # One turn: the mover's view, its bot's choice, the check, the next state. The view
+    # is lazy (game.views.PublicTrail, itself the view of the detective to move): a bot
+    # that never reads its travel log or possible set does not pay for them.
     while state.outcome is None:
         seat = state.to_move
         legal = state.legal_moves()
-        # The view is lazy (game.views.PublicTrail): a bot that never reads its travel log
-        # or possible set does not pay for them.
-        move = bots[seat].choose(state.view(seat), legal)
+        move = choose[seat](state.view(seat), legal)
         if move not in legal:
             result.final = state
             result.outcome = Outcome.forfeit(seat, Termination.ILLEGAL_MOVE)

@@ -47,7 +47,7 @@ from bots.fastws import DirectClientConnection
 from bots.registry import make_bot
 from game import Move, Outcome, Ruleset, View, parse_seat
 from game.errors import YardError
-from game.views import rules_from_definition, view_from_dict
+from game.views import lazy_view_from_dict, rules_from_definition
 from protocol import (
     BOT_ERROR_TEXT,
     MESSAGE_TYPES,
@@ -103,6 +103,8 @@ _HANDLED = frozenset({"welcome", "game_start", "your_turn", "game_over", "ping",
 
 _MOVES: dict[str, Move] = {}
 """Parsed legal moves by text (a board has few distinct move texts; moves are immutable)."""
+_TEXTS: dict[Move, str] = {}
+"""The same, the other way: a chosen move's text without formatting it."""
 
 
 def _move(text: str) -> Move:
@@ -110,8 +112,15 @@ def _move(text: str) -> Move:
     if move is None:
         if len(_MOVES) >= 100_000:
             _MOVES.clear()
+            _TEXTS.clear()
         move = _MOVES[text] = Move.parse(text)
+        _TEXTS[move] = text
     return move
+
+
+_SKIPPED_PREFIXES = tuple(f'{{"type":"{kind}",' for kind in ("update", "move_ok"))
+"""How the server's frames of the commonest types the client ignores begin (the codec
+writes ``type`` first): such frames are dropped unparsed (two of every three a bot gets)."""
 
 
 def _your_turn(data: dict[str, Any]) -> YourTurn | None:
@@ -134,6 +143,9 @@ def read_frame(frame: str | bytes) -> Message | None:
     """The message in ``frame`` as the client needs it: ``None`` for a known type the
     client ignores (not validated), a fast read of ``your_turn``, else :func:`decode`
     (lenient about unknown fields). Raises :class:`ProtocolError` as :func:`decode`."""
+    head = frame[:20] if isinstance(frame, str) else frame[:20].decode("utf-8", "replace")
+    if head.startswith(_SKIPPED_PREFIXES):
+        return None
     if len(frame) <= MAX_FRAME:
         try:
             data = orjson.loads(frame)
@@ -396,7 +408,9 @@ class BotClient:
     def _reply(self, msg: YourTurn, bot: Bot, move: object) -> None:
         # A Move or the text of one (plain strings that are legal moves are accepted);
         # anything else is reported as what it is, never sent for the server to refuse.
-        text = _text_of(move)
+        text = _TEXTS.get(move) if type(move) is Move else None
+        if text is None:
+            text = _text_of(move)
         if text is None or text not in msg.legal:
             bot.take_effort()
             self._give_up(msg.game, msg.turn, msg.seat, BotErrorReason.ILLEGAL_MOVE,
@@ -546,7 +560,8 @@ def _runs_on_loop(bot: Bot) -> bool:
 
 def _inputs(msg: YourTurn, game: _Game, bot: Bot) -> tuple[View, Sequence[Move]]:
     """What ``choose`` gets for ``msg``; clears effort left over from an earlier turn."""
-    view = view_from_dict(msg.view, game.rules)
+    # Built when choose first reads it (a random bot never does).
+    view = lazy_view_from_dict(msg.view, game.rules)
     legal = [_move(t) for t in msg.legal]
     bot.take_effort()
     return view, legal

@@ -47,13 +47,17 @@ from game.views import (
     DetectiveView,
     MrXView,
     PublicTrail,
+    ShownEntry,
     ShownLog,
     View,
     extend_shown_log,
     lazy_detective_view,
     lazy_mrx_view,
     shown_entries,
+    trail_node,
 )
+
+_tuple = tuple.__new__
 
 SECRET = int(Ticket.SECRET)
 DOUBLE = int(Ticket.DOUBLE)
@@ -374,7 +378,7 @@ class State:
         memoised along the parent chain (on the :meth:`public_trail`)."""
         trail = self._trail or self.public_trail()
         possible = trail._possible
-        return trail.possible() if possible is None else possible
+        return trail.belief() if possible is None else possible
 
     def public_trail(self) -> PublicTrail:
         """The public history up to this state (memoised: each state's node is built on
@@ -397,19 +401,18 @@ class State:
                     possible: frozenset[int] | None = None) -> PublicTrail:
         """This state's trail node on its parent state's node (``None`` at a root, which
         may be given its ``possible`` set): the public part of the move that led here."""
-        log = self.log
         before = self.parent
         if before is None:
-            entries = shown_entries(log, 0, self.rules.reveal_moves)
+            entries = shown_entries(self.log, 0, self.rules.reveal_moves)
             move = None
         elif before.to_move == MRX:
-            entries = shown_entries(log, len(before.log), self.rules.reveal_moves)
+            entries = shown_entries(self.log, len(before.log), self.rules.reveal_moves)
             move = None
         else:  # a detective's move adds no log entry
             entries = ()
             move = self.last_move
-        return PublicTrail(self.rules, parent, self.to_move, self.positions[1:], self.tickets,
-                           self.outcome, entries, move, possible)
+        return trail_node(self.rules, parent, self.to_move, self.positions[1:], self.tickets,
+                          self.outcome, entries, move, possible)
 
     def shown_log(self, mrx: bool) -> ShownLog:
         """The travel log as Mister X (``mrx``) or the detectives and spectators see it,
@@ -448,10 +451,30 @@ class State:
         if trail is None:
             parent = self.parent  # usually the parent's node exists: one step, no walk
             before = None if parent is None else parent._trail
-            trail = self.public_trail() if before is None else self._trail_node(before)
+            if before is None:
+                trail = self.public_trail()
+            else:
+                # trail_node's node, built without calls (one per turn of every arena
+                # game): a detective's move adds no log entry, Mister X's adds his as
+                # detectives see it. Nothing hidden goes in.
+                assert parent is not None
+                if parent.to_move != MRX:
+                    entries: tuple[ShownEntry, ...] = ()
+                    move = self.last_move
+                else:
+                    entries = shown_entries(self.log, len(parent.log), self.rules.reveal_moves)
+                    move = None
+                to_move = self.to_move
+                outcome = self.outcome
+                trail = _tuple(PublicTrail, (
+                    self.rules, None if to_move == MRX or outcome is not None else to_move,
+                    to_move, self.positions[1:], self.tickets, outcome, before, entries,
+                    move))
             self._trail = trail
         if seat == MRX:
             return lazy_mrx_view(trail, self.positions[0], self.log)
+        if seat == trail[1]:  # PublicTrail.seat
+            return trail  # the node is the view of the detective to move
         return lazy_detective_view(trail, seat)
 
     def to_text(self) -> str:

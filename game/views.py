@@ -10,9 +10,10 @@ its parent chain with :func:`extend_shown_log`. :meth:`game.State.from_view` goe
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields
 from functools import cache, cached_property
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from game.belief import after_detective_move, after_shown_entries, initial_belief
@@ -102,146 +103,188 @@ class MrXView(View):
         return {**super().to_dict(), "mrx": self.mrx}
 
 
-class _LazyDetectiveView(DetectiveView):
-    """A :class:`DetectiveView` as :meth:`game.State.view` builds it: its seat plus the
-    state's :class:`PublicTrail`, every other field read from the trail (``log`` and
-    ``possible`` built on first access, so a bot that never reads them costs nothing).
-    Equal to, hashed and pickled as the eager view."""
-
-    _trail: PublicTrail
-
-    @property
-    def rules(self) -> Ruleset:
-        """The ruleset."""
-        return self._trail.rules
-
-    @property
-    def to_move(self) -> int:
-        """The seat to move."""
-        return self._trail.to_move
-
-    @property
-    def detectives(self) -> tuple[int, ...]:
-        """Detectives' stations in seat order."""
-        return self._trail.detectives
-
-    @property
-    def tickets(self) -> tuple[tuple[int, ...], ...]:
-        """Every seat's tickets."""
-        return self._trail.tickets
-
-    @property
-    def outcome(self) -> Outcome | None:
-        """How the game ended, if it has."""
-        return self._trail.outcome
-
-    @property
-    def log(self) -> tuple[LogEntryView, ...]:
-        """Mister X's travel log as detectives see it."""
-        return self._trail.shown()[0]
-
-    @property
-    def possible(self) -> frozenset[int]:
-        """Where Mister X may be."""
-        return self._trail.possible()
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, DetectiveView):
-            return NotImplemented
-        return _values(self) == _values(other)
-
-    __hash__ = DetectiveView.__hash__
-
-    def __repr__(self) -> str:
-        return repr(DetectiveView(*_values(self)))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return DetectiveView, _values(self)
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> DetectiveView:  # type: ignore[misc]
-        """Called with fields (``dataclasses.replace``): the eager view."""
-        return DetectiveView(*args, **kwargs)
-
-
-class _LazyMrXView(MrXView):
-    """A :class:`MrXView` as :meth:`game.State.view` builds it: his station, his own
-    travel log (which he knows) and the state's :class:`PublicTrail`; ``log`` and
-    ``possible`` are built on first access. Equal to, hashed and pickled as the eager
-    view."""
-
-    _trail: PublicTrail
-    _own_log: tuple[LogEntry, ...]
-
-    @property
-    def rules(self) -> Ruleset:
-        """The ruleset."""
-        return self._trail.rules
-
-    @property
-    def to_move(self) -> int:
-        """The seat to move."""
-        return self._trail.to_move
-
-    @property
-    def detectives(self) -> tuple[int, ...]:
-        """Detectives' stations in seat order."""
-        return self._trail.detectives
-
-    @property
-    def tickets(self) -> tuple[tuple[int, ...], ...]:
-        """Every seat's tickets."""
-        return self._trail.tickets
-
-    @property
-    def outcome(self) -> Outcome | None:
-        """How the game ended, if it has."""
-        return self._trail.outcome
-
-    @cached_property
-    def log(self) -> tuple[LogEntryView, ...]:
-        """Mister X's own travel log, every station shown."""
-        return tuple([_log_entry(ticket, station) for ticket, station in self._own_log])
-
-    @property
-    def possible(self) -> frozenset[int]:
-        """Where the detectives think he may be."""
-        return self._trail.possible()
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, MrXView):
-            return NotImplemented
-        return _values(self) == _values(other)
-
-    __hash__ = MrXView.__hash__
-
-    def __repr__(self) -> str:
-        return repr(MrXView(*_values(self)))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return MrXView, _values(self)
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> MrXView:  # type: ignore[misc]
-        """Called with fields (``dataclasses.replace``): the eager view."""
-        return MrXView(*args, **kwargs)
-
-
 def _values(view: View) -> tuple[Any, ...]:
     """A view's field values in field order (its dataclass constructor's arguments)."""
     return tuple(getattr(view, f.name) for f in fields(view))
 
 
+def _view_eq(kind: type[View]) -> Callable[[View, object], bool]:
+    """``__eq__`` of a lazy view: equal to any ``kind`` view with the same field values."""
+    def eq(self: View, other: object) -> bool:
+        if not isinstance(other, kind):
+            return NotImplemented  # type: ignore[no-any-return]
+        return _values(self) == _values(other)
+    return eq
+
+
+def _view_ne(self: View, other: object) -> bool:
+    """``__ne__`` of a lazy view (a tuple's would compare the tuples)."""
+    equal = self == other
+    return not equal
+
+
+def _unordered(self: View, other: object) -> bool:
+    """``<``, ``>``...: a lazy view is no more ordered than an eager one."""
+    return NotImplemented  # type: ignore[no-any-return]  # views are not ordered (the tuple underneath is no value)
+
+
+def _view_repr(kind: type[View]) -> Callable[[View], str]:
+    """``__repr__`` of a lazy view: the eager view's."""
+    return lambda self: repr(kind(*_values(self)))
+
+
+def _view_reduce(kind: type[View]) -> Callable[[View], tuple[Any, ...]]:
+    """``__reduce__`` of a lazy view: pickled (and copied) as the eager view."""
+    return lambda self: (kind, _values(self))
+
+
+def _eager_new(kind: type[View]) -> Callable[..., View]:
+    """``__new__`` of a lazy view, called with fields (``dataclasses.replace``): the eager
+    view."""
+    def new(cls: type, *args: Any, **kwargs: Any) -> View:
+        return kind(*args, **kwargs)
+    return staticmethod(new)
+
+
+class _LazyDetectiveView(tuple[Any, ...], DetectiveView):
+    """A :class:`DetectiveView` as :meth:`game.State.view` builds it for a seat other than
+    the one to move (and not a spectator): the pair ``(trail, seat)``, every field but the
+    seat read from the state's :class:`PublicTrail`. Equal to, hashed and pickled as the
+    eager view. A tuple underneath only because a tuple is Python's cheapest object to
+    build (one is built per turn); do not index it."""
+
+    @property
+    def _trail(self) -> PublicTrail:
+        trail: PublicTrail = self[0]
+        return trail
+
+    @property
+    def rules(self) -> Ruleset:
+        """The ruleset."""
+        return self[0].rules  # type: ignore[no-any-return]
+
+    @property
+    def seat(self) -> int | None:
+        """The detective's seat."""
+        return self[1]  # type: ignore[no-any-return]
+
+    @property
+    def to_move(self) -> int:
+        """The seat to move."""
+        return self[0].to_move  # type: ignore[no-any-return]
+
+    @property
+    def detectives(self) -> tuple[int, ...]:
+        """Detectives' stations in seat order."""
+        return self[0].detectives  # type: ignore[no-any-return]
+
+    @property
+    def tickets(self) -> tuple[tuple[int, ...], ...]:
+        """Every seat's tickets."""
+        return self[0].tickets  # type: ignore[no-any-return]
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """How the game ended, if it has."""
+        return self[0].outcome  # type: ignore[no-any-return]
+
+    @property
+    def log(self) -> tuple[LogEntryView, ...]:
+        """Mister X's travel log as detectives see it."""
+        return self[0].shown()[0]  # type: ignore[no-any-return]
+
+    @property
+    def possible(self) -> frozenset[int]:
+        """Where Mister X may be."""
+        return self[0].belief()  # type: ignore[no-any-return]
+
+    __eq__ = _view_eq(DetectiveView)
+    __ne__ = _view_ne
+    __hash__ = DetectiveView.__hash__
+    __lt__ = __le__ = __gt__ = __ge__ = _unordered
+    __repr__ = _view_repr(DetectiveView)
+    __reduce__ = _view_reduce(DetectiveView)
+    __new__ = _eager_new(DetectiveView)  # type: ignore[assignment]
+
+
+class _LazyMrXView(tuple[Any, ...], MrXView):
+    """A :class:`MrXView` as :meth:`game.State.view` builds it: the triple ``(trail, his
+    station, his true travel log)``, the public fields read from the state's
+    :class:`PublicTrail`; ``log`` and ``possible`` are built on first access. Equal to,
+    hashed and pickled as the eager view (a tuple underneath: see
+    :class:`_LazyDetectiveView`)."""
+
+    @property
+    def _trail(self) -> PublicTrail:
+        trail: PublicTrail = self[0]
+        return trail
+
+    @property
+    def rules(self) -> Ruleset:
+        """The ruleset."""
+        return self[0].rules  # type: ignore[no-any-return]
+
+    @property
+    def seat(self) -> int:
+        """Mister X's seat (0)."""
+        return MRX
+
+    @property
+    def mrx(self) -> int:
+        """His station."""
+        return self[1]  # type: ignore[no-any-return]
+
+    @property
+    def to_move(self) -> int:
+        """The seat to move."""
+        return self[0].to_move  # type: ignore[no-any-return]
+
+    @property
+    def detectives(self) -> tuple[int, ...]:
+        """Detectives' stations in seat order."""
+        return self[0].detectives  # type: ignore[no-any-return]
+
+    @property
+    def tickets(self) -> tuple[tuple[int, ...], ...]:
+        """Every seat's tickets."""
+        return self[0].tickets  # type: ignore[no-any-return]
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """How the game ended, if it has."""
+        return self[0].outcome  # type: ignore[no-any-return]
+
+    @cached_property
+    def log(self) -> tuple[LogEntryView, ...]:
+        """Mister X's own travel log, every station shown."""
+        return tuple([_log_entry(ticket, station) for ticket, station in self[2]])
+
+    @property
+    def possible(self) -> frozenset[int]:
+        """Where the detectives think he may be."""
+        return self[0].belief()  # type: ignore[no-any-return]
+
+    __eq__ = _view_eq(MrXView)
+    __ne__ = _view_ne
+    __hash__ = MrXView.__hash__
+    __lt__ = __le__ = __gt__ = __ge__ = _unordered
+    __repr__ = _view_repr(MrXView)
+    __reduce__ = _view_reduce(MrXView)
+    __new__ = _eager_new(MrXView)  # type: ignore[assignment]
+
+
 _log_entry = cache(LogEntryView)
 """Shared :class:`LogEntryView` values (few: tickets times stations)."""
-_new = object.__new__
+_tuple = tuple.__new__
 
 
 def lazy_detective_view(trail: PublicTrail, seat: int | None) -> DetectiveView:
     """The view of detective ``seat`` (``None``: a spectator) at the state whose public
-    part is ``trail``: no state, no hidden station, nothing built until read."""
-    view = _new(_LazyDetectiveView)
-    attrs = view.__dict__
-    attrs["_trail"] = trail
-    attrs["seat"] = seat
+    part is ``trail``: no state, no hidden station, nothing built until read (the trail
+    itself when ``seat`` is its :attr:`PublicTrail.seat`)."""
+    if seat == trail[1]:
+        return trail
+    view: DetectiveView = _tuple(_LazyDetectiveView, (trail, seat))
     return view
 
 
@@ -249,12 +292,7 @@ def lazy_mrx_view(trail: PublicTrail, mrx: int, own_log: tuple[LogEntry, ...]) -
     """Mister X's view at the state whose public part is ``trail``: he stands on ``mrx``
     and ``own_log`` is his true travel log; ``log`` and ``possible`` are built on first
     access."""
-    view = _new(_LazyMrXView)
-    attrs = view.__dict__
-    attrs["_trail"] = trail
-    attrs["seat"] = MRX
-    attrs["mrx"] = mrx
-    attrs["_own_log"] = own_log
+    view: MrXView = _tuple(_LazyMrXView, (trail, mrx, own_log))
     return view
 
 
@@ -334,8 +372,11 @@ def shown_entries(log: tuple[LogEntry, ...], done: int, reveal_moves: Collection
                   ) -> tuple[ShownEntry, ...]:
     """The entries of ``log`` after the first ``done`` as detectives see them: Mister X
     surfaces only on the ``reveal_moves`` slots (1-based)."""
-    return tuple((ticket, station if slot in reveal_moves else None)
-                 for slot, (ticket, station) in enumerate(log[done:], start=done + 1))
+    if len(log) == done + 1:  # one new entry (a single move: the common case)
+        ticket, station = log[done]
+        return ((ticket, station if done + 1 in reveal_moves else None),)
+    return tuple([(ticket, station if slot in reveal_moves else None)
+                  for slot, (ticket, station) in enumerate(log[done:], start=done + 1)])
 
 
 def _append_shown(shown: ShownLog, new: tuple[ShownEntry, ...],
@@ -352,45 +393,59 @@ def _append_shown(shown: ShownLog, new: tuple[ShownEntry, ...],
         {"ticket": names[e.ticket], "station": e.station} for e in views), reveal)
 
 
-class PublicTrail:
+class PublicTrail(tuple[Any, ...], DetectiveView):
     """The public part of one state, linked to its parent's: what every seat may know of
-    the game so far, and nothing else.
+    the game so far, and nothing else; itself the :class:`DetectiveView` of the detective
+    to move (:attr:`seat`; ``None``, a spectator's view, when Mister X is to move or the
+    game is over), so a turn of the arena builds one object.
 
-    A node holds the seat to move, the detectives' stations, everyone's tickets, the
-    outcome, the travel-log entries the move that led here added as detectives see them
-    (Mister X's station on reveal slots only) and, after a detective's move, that move. It
-    never holds Mister X's true station or a hidden log station, so a detective's view may
-    keep one: the views :meth:`game.State.view` builds read their fields from it, and
-    their possible-location set and travel log on first access (:meth:`possible`,
-    :meth:`shown`), each memoised here (shared by every seat's view of the state) and built
-    from the parent node's.
+    A node holds the ruleset, the seat to move, the detectives' stations, everyone's
+    tickets, the outcome, its parent node, the travel-log entries the move that led here
+    added as detectives see them (Mister X's station on reveal slots only) and, after a
+    detective's move, that move. It never holds Mister X's true station or a hidden log
+    station, so a detective's view may keep one: the views :meth:`game.State.view` builds
+    are nodes, or read their fields from one, and their possible-location set and travel
+    log on first access (:meth:`belief`, :meth:`shown`), each memoised here (shared by
+    every seat's view of the state) and built from the parent node's.
+
+    Build nodes with :func:`trail_node` (calling the class with view fields, as
+    ``dataclasses.replace`` does, gives an eager :class:`DetectiveView`). A tuple
+    underneath only because a tuple is Python's cheapest object to build: do not index it.
 
     >>> from game import new_game
     >>> state = new_game("grid5", seed=1)
     >>> trail = state.apply(state.legal_moves()[0]).public_trail()
-    >>> trail.shown()[0][0].station is None and state.mrx_station in trail.possible()
+    >>> trail.shown()[0][0].station is None and state.mrx_station in trail.possible
     True
     """
 
-    __slots__ = ("_possible", "_shown", "detectives", "entries", "move", "outcome", "parent",
-                 "rules", "tickets", "to_move")
+    _possible: frozenset[int] | None = None  # memo (instance __dict__ once built)
+    _shown: ShownLog | None = None  # memo
 
-    def __init__(self, rules: Ruleset, parent: PublicTrail | None, to_move: int,
-                 detectives: tuple[int, ...], tickets: tuple[tuple[int, ...], ...],
-                 outcome: Outcome | None, entries: tuple[ShownEntry, ...],
-                 move: Move | None = None, possible: frozenset[int] | None = None) -> None:
-        self.rules = rules
-        self.parent = parent
-        self.to_move = to_move
-        self.detectives = detectives
-        self.tickets = tickets
-        self.outcome = outcome
-        self.entries = entries
-        self.move = move  # a detective's move (public); None after Mister X's
-        self._possible = possible
-        self._shown: ShownLog | None = None
+    rules = property(itemgetter(0), doc="The ruleset.")
+    seat = property(itemgetter(1), doc="The detective to move, or None.")
+    to_move = property(itemgetter(2), doc="The seat to move.")
+    detectives = property(itemgetter(3),
+                          doc="Detectives' stations in seat order.")
+    tickets = property(itemgetter(4), doc="Every seat's tickets.")
+    outcome = property(itemgetter(5), doc="How the game ended, if it has.")
+    parent = property(itemgetter(6), doc="The previous state's node (None at a root).")
+    entries = property(itemgetter(7), doc="Log entries the move added, as detectives see "
+                       "them (ShownEntry tuples).")
+    move = property(itemgetter(8), doc="The detective's move that led here (None after "
+                    "Mister X's).")
 
+    @property
+    def log(self) -> tuple[LogEntryView, ...]:
+        """Mister X's travel log as detectives see it."""
+        return self.shown()[0]
+
+    @property
     def possible(self) -> frozenset[int]:
+        """Where Mister X may be."""
+        return self.belief()
+
+    def belief(self) -> frozenset[int]:
         """Where Mister X may be (see :mod:`game.belief`): the root's set (given, or his
         start stations minus the detectives') stepped along every node to this one."""
         possible = self._possible
@@ -400,24 +455,27 @@ class PublicTrail:
         node: PublicTrail | None = self
         while node is not None and node._possible is None:
             chain.append(node)
-            node = node.parent
+            node = node[6]
         if node is None:
             root = chain.pop()
-            possible = root._possible = initial_belief(root.rules, root.detectives)
+            possible = initial_belief(root[0], root[3])
+            root.__dict__["_possible"] = possible
         else:
             possible = node._possible
             assert possible is not None
         for child in reversed(chain):
-            possible = child._possible = child._after(possible)
+            possible = child._after(possible)
+            child.__dict__["_possible"] = possible
         return possible
 
     def _after(self, possible: frozenset[int]) -> frozenset[int]:
         """This node's set given its parent's: the public effect of its move."""
-        if self.move is not None:
-            outcome = self.outcome
+        move = self[8]
+        if move is not None:
+            outcome = self[5]
             caught = outcome is not None and outcome.termination is Termination.CAUGHT
-            return after_detective_move(possible, self.move, caught)
-        return after_shown_entries(self.rules, possible, self.entries, self.detectives)
+            return after_detective_move(possible, move, caught)
+        return after_shown_entries(self[0], possible, self[7], self[3])
 
     def shown(self) -> ShownLog:
         """Mister X's travel log as detectives and spectators see it (shared with the
@@ -429,14 +487,39 @@ class PublicTrail:
         node: PublicTrail | None = self
         while node is not None and node._shown is None:
             chain.append(node)
-            node = node.parent
+            node = node[6]
         built: ShownLog = EMPTY_LOG if node is None else node.shown()
-        reveal_moves = self.rules.reveal_moves
+        reveal_moves = self[0].reveal_moves
         for child in reversed(chain):
-            if child.entries:
-                built = _append_shown(built, child.entries, reveal_moves)
-            child._shown = built
+            if child[7]:
+                built = _append_shown(built, child[7], reveal_moves)
+            child.__dict__["_shown"] = built
         return built
+
+    __eq__ = _view_eq(DetectiveView)
+    __ne__ = _view_ne
+    __hash__ = DetectiveView.__hash__
+    __lt__ = __le__ = __gt__ = __ge__ = _unordered
+    __repr__ = _view_repr(DetectiveView)
+    __reduce__ = _view_reduce(DetectiveView)
+    __new__ = _eager_new(DetectiveView)  # type: ignore[assignment]
+
+
+def trail_node(rules: Ruleset, parent: PublicTrail | None, to_move: int,
+               detectives: tuple[int, ...], tickets: tuple[tuple[int, ...], ...],
+               outcome: Outcome | None, entries: tuple[ShownEntry, ...],
+               move: Move | None = None, possible: frozenset[int] | None = None
+               ) -> PublicTrail:
+    """A :class:`PublicTrail` node on ``parent`` (``None``: a root, which may be given its
+    ``possible`` set): the public values of its state and what the move that led there
+    showed (``entries``: log entries as detectives see them; ``move``: a detective's
+    move). :meth:`game.State.view` builds the same tuple inline after a detective's move."""
+    seat = None if to_move == MRX or outcome is not None else to_move
+    node: PublicTrail = _tuple(PublicTrail, (rules, seat, to_move, detectives, tickets,
+                                              outcome, parent, entries, move))
+    if possible is not None:
+        node.__dict__["_possible"] = possible
+    return node
 
 
 def mrx_view(state: State) -> MrXView:
@@ -490,6 +573,60 @@ def view_from_dict(data: dict[str, Any], rules: Ruleset) -> MrXView | DetectiveV
     if "mrx" in data:
         return MrXView(mrx=int(data["mrx"]), **common)
     return DetectiveView(**common)
+
+
+def lazy_view_from_dict(data: dict[str, Any], rules: Ruleset) -> MrXView | DetectiveView:
+    """:func:`view_from_dict`, built on the first read of a field (a network client gets a
+    view on every turn, and a bot may never read it). Equal to, hashed and pickled as the
+    eager view; a malformed ``data`` raises (as :func:`view_from_dict`) on that first read.
+    ``data`` is kept until then: do not modify it."""
+    view: MrXView | DetectiveView = _new(_WireMrXView if "mrx" in data
+                                         else _WireDetectiveView)
+    view.__dict__["_wire"] = (data, rules)
+    return view
+
+
+_new = object.__new__
+
+
+def _wire_field(view: View, name: str) -> Any:
+    """A field of a view from :func:`lazy_view_from_dict`, building the view's fields on
+    first use (then plain attributes: no more calls here)."""
+    attrs = view.__dict__
+    wire = attrs.get("_wire")
+    if wire is None or name.startswith("__"):
+        raise AttributeError(f"{type(view).__name__!r} object has no attribute {name!r}")
+    eager = view_from_dict(*wire)
+    del attrs["_wire"]
+    attrs.update(vars(eager))
+    if name not in attrs:
+        raise AttributeError(f"{type(view).__name__!r} object has no attribute {name!r}")
+    return attrs[name]
+
+
+class _WireDetectiveView(DetectiveView):
+    """A :class:`DetectiveView` from the wire, its fields built from the dict on first
+    read (:func:`lazy_view_from_dict`)."""
+
+    __getattr__ = _wire_field
+    __eq__ = _view_eq(DetectiveView)
+    __ne__ = _view_ne
+    __hash__ = DetectiveView.__hash__
+    __repr__ = _view_repr(DetectiveView)
+    __reduce__ = _view_reduce(DetectiveView)
+    __new__ = _eager_new(DetectiveView)  # type: ignore[assignment]
+
+
+class _WireMrXView(MrXView):
+    """A :class:`MrXView` from the wire, built on first read (:func:`lazy_view_from_dict`)."""
+
+    __getattr__ = _wire_field
+    __eq__ = _view_eq(MrXView)
+    __ne__ = _view_ne
+    __hash__ = MrXView.__hash__
+    __repr__ = _view_repr(MrXView)
+    __reduce__ = _view_reduce(MrXView)
+    __new__ = _eager_new(MrXView)  # type: ignore[assignment]
 
 
 def _tickets_tuple(raw: dict[str, int] | None) -> tuple[int, ...]:

@@ -16,7 +16,7 @@ import pytest
 
 from bots.alphabeta import AlphaBetaBot
 from bots.registry import BotOptionError, make_bot
-from game import Move, State, View, new_game
+from game import Move, State, View, new_game, state_from_view
 
 SAMPLES = 2
 #: (ruleset, depth, random games): each game gives a Mister X and a detective position.
@@ -79,6 +79,36 @@ def test_kernel_search_agrees_with_the_reference(name: str, depth: int, games: i
         if chosen != move:
             value = reference_value(view, chosen, i, ref.reached_depth)
             assert value == pytest.approx(ref.value, rel=1e-12, abs=1e-9), where
+
+
+@pytest.mark.parametrize("name", ["grid5", "classic"])
+@pytest.mark.parametrize("filtering", [True, False])
+def test_kernel_orders_the_root_moves_as_the_reference(name: str, filtering: bool) -> None:
+    """The kernel generates and orders the root moves itself: the reference's root order
+    of the legal moves (Mister X's filtered), ties in the engine's order."""
+    from bots.alphabeta_kernel import KernelSearch
+
+    for i, state in enumerate(positions(name, 20, seed=5)):
+        view, legal = state.view(state.to_move), state.legal_moves()
+        ref = AlphaBetaBot(seed=i, filter=filtering, profile="reference")
+        stations = ref._stations(view)
+        expected = ref._ordered(state_from_view(view, stations[0]), list(legal), root=True)
+        search = KernelSearch(state.rules, state.n_detectives, ref.weights, filtering,
+                              ref.width)
+        found = search.search(view, stations, 0)
+        assert (found.depth, found.move) == (0, expected[0]), state.to_text()
+        assert search.root_moves() == expected, state.to_text()
+
+
+def test_a_new_move_ignores_the_last_ones_table() -> None:
+    """The table is not emptied between moves, yet a search repeated gives the same
+    result (the entries of earlier moves no longer match)."""
+    state = new_game("classic", 4)
+    view = state.view(0)
+    searcher = bot("kernel", 5, 1)
+    first = searcher.choose(view, state.legal_moves()), searcher.value, searcher.nodes
+    again = searcher.choose(view, state.legal_moves()), searcher.value, searcher.nodes
+    assert again == first
 
 
 def test_the_table_saves_nodes() -> None:

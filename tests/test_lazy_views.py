@@ -146,3 +146,39 @@ def test_arena_games_are_unchanged(rules: str, mrx: str, det: str) -> None:
         digest.update(repr([(s, str(m)) for s, m in result.moves]).encode())
         digest.update(result.outcome.termination.value.encode())
     assert digest.hexdigest()[:16] == ARENA_GOLDEN[rules, mrx, det]
+
+
+def test_the_trail_node_is_the_view_of_the_detective_to_move() -> None:
+    for state in _random_states("classic", 7)[1:30]:
+        view = state.view(state.to_move)
+        if state.to_move == 0:
+            assert isinstance(view, MrXView)
+            assert state.public_trail().seat is None  # a spectator's view
+        else:
+            assert view is state.public_trail() and view.seat == state.to_move
+        assert view == _eager(state, state.to_move)
+        with pytest.raises(TypeError):
+            _ = view < view  # type: ignore[operator]  # views are not ordered
+
+
+def test_wire_views_are_built_on_first_read_and_equal_eager_ones() -> None:
+    from game.views import lazy_view_from_dict, view_from_dict
+
+    for state in _random_states("classic", 2)[::7]:
+        for seat in (0, 1, None):
+            data = state.view(seat).to_dict()
+            lazy = lazy_view_from_dict(data, state.rules)
+            assert "_wire" in vars(lazy) and "possible" not in vars(lazy)
+            eager = view_from_dict(data, state.rules)
+            assert isinstance(lazy, MrXView) == (seat == 0)
+            assert lazy == eager and eager == lazy and hash(lazy) == hash(eager)
+            assert _values(lazy) == _values(eager) and "_wire" not in vars(lazy)
+            again = lazy_view_from_dict(data, state.rules)
+            assert pickle.loads(pickle.dumps(again)).to_dict() == data
+
+
+def test_the_client_skips_update_and_move_ok_frames_unparsed() -> None:
+    from bots.client import read_frame
+
+    assert read_frame('{"type":"update","game":"g","turn":1}') is None
+    assert read_frame(b'{"type":"move_ok","game":"g"}') is None

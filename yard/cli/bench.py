@@ -8,7 +8,8 @@ Four numbers, each measured for a quarter of ``--seconds``:
   seat's moves, which ``apply`` does to find who moves next);
 * random games/s: whole games of uniformly random legal moves, engine only;
 * arena games/s: the same through :func:`bots.arena.play_game` with ``random`` bots, so
-  every move also builds the mover's view (travel log, possible locations).
+  every move also builds the mover's view (lazy: its travel log and possible locations are
+  built only when read; ``bench/arena.py`` compares the two rates alternately).
 
 Rates are per wall-clock second. ``cpu_share`` (process CPU time / wall time) shows whether
 other work competed for the core while measuring.
