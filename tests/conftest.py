@@ -126,17 +126,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                     "run with -n 0, or --dist load (tests/conftest.py)")
 
 
-#: The xdist group of every test that starts Ray or looks for a running Ray instance
-#: (tests/test_cluster.py, tests/test_dqn_cluster.py): one worker runs them one after
-#: another, so they share one Ray instance and no test sees another test's Ray by accident
-#: (``--cluster auto`` connects to any Ray instance running on the machine).
-RAY_GROUP = "ray"
+#: The xdist groups of the tests that start Ray (tests/test_cluster.py: ``ray``,
+#: tests/test_dqn_cluster.py: ``ray-dqn``): one worker runs a group's tests one after
+#: another, sharing one local Ray instance; the two groups run at once, each on its own
+#: instance. A test that runs ``--cluster auto`` names its instance with RAY_ADDRESS
+#: (``auto`` alone would connect to whichever Ray instance the machine started last).
+RAY_GROUPS = ("ray", "ray-dqn")
 _ray: Any = None
 
 
 def _in_ray_group(item: pytest.Item | None) -> bool:
     return item is not None and any(
-        RAY_GROUP in mark.args for mark in item.iter_markers("xdist_group"))
+        name in RAY_GROUPS for mark in item.iter_markers("xdist_group") for name in mark.args)
 
 
 @pytest.fixture

@@ -60,6 +60,9 @@ def warm() -> None:
         n = K.legal_moves(tb, st, out)
         K.apply_move(tb, st, *move_key(to_move(out[0])), scratch)
         K.random_playouts(tb, compact_state(new_game(rules, 3)), 4, 0.2, True, 7)
+        fresh = compact_state(new_game(rules, 3))
+        K.search_moves(tb, fresh, out, True)
+        K.step(tb, fresh, out, 0, True)
         K.new_round(tb, st, scratch)
         assert n > 0
 

@@ -41,8 +41,8 @@ HAVE_RAY = importlib.util.find_spec("ray") is not None
 SLOW_BOT = Path(__file__).parent / "data" / "slow_bot.py"
 YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
 
-# One worker runs every test that starts Ray or looks for it (conftest.RAY_GROUP): they
-# share one Ray instance, and `--cluster auto` below never finds another test's Ray.
+# One worker runs these tests one after another on one Ray instance (conftest.RAY_GROUPS);
+# `--cluster auto` below is always given its instance's address (RAY_ADDRESS).
 pytestmark = pytest.mark.xdist_group("ray")
 
 

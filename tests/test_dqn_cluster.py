@@ -26,9 +26,9 @@ HAVE_RAY = importlib.util.find_spec("ray") is not None
 TINY = DqnConfig(hidden=(32, 16), learn_start=40, train_every=1, batch_size=16,
                  eps_decay_games=10, buffer_size=2_000)
 
-# One worker runs every test that starts Ray or looks for it (conftest.RAY_GROUP), with
-# tests/test_cluster.py: they share one Ray instance.
-pytestmark = pytest.mark.xdist_group("ray")
+# One worker runs these tests one after another on one Ray instance (conftest.RAY_GROUPS),
+# while another runs tests/test_cluster.py on its own.
+pytestmark = pytest.mark.xdist_group("ray-dqn")
 
 
 def _spec(games: int, eval_every: int = 0, eval_games: int = 2) -> TrainSpec:

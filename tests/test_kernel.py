@@ -180,3 +180,33 @@ def test_kernel_new_round_judges_set_up_positions_like_the_engine(
     st[K.ST_OUT] = K.OUT_NONE
     K.new_round(tb, st, scratch)
     _assert_same(state, st)
+
+
+# ---------------------------------------------------------------- search steps
+
+
+@pytest.mark.parametrize("name", [*GAMES, *_SCARCE])
+@pytest.mark.parametrize("filtering", [False, True])
+def test_step_is_apply_move_then_search_moves(name: str, filtering: bool,
+                                              tmp_path: Path) -> None:
+    if name in _SCARCE:
+        (tmp_path / f"{name}.toml").write_text(_SCARCE[name])
+        name = str(tmp_path / f"{name}.toml")
+    rules = load_ruleset(name)
+    tb = K.tables_for(rules)
+    out, scratch = _buffers(tb)
+    moves, _ = _buffers(tb)
+    rng = random.Random(17)
+    for seed in range(40):
+        st = compact_state(new_game(rules, seed))
+        ref = st.copy()
+        n = K.search_moves(tb, st, moves, filtering)
+        while n > 0:
+            assert n == K.search_moves(tb, ref, out, filtering)
+            assert (moves[:n] == out[:n]).all()
+            i = rng.randrange(n)
+            t1, d1, t2, d2 = (int(x) for x in out[i])
+            K.apply_move(tb, ref, t1, d1, t2, d2, scratch)
+            n = K.step(tb, st, moves, i, filtering)
+            assert (st == ref).all()
+        assert ref[K.ST_OUT] != K.OUT_NONE and K.search_moves(tb, ref, out, filtering) == 0

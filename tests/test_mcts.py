@@ -6,10 +6,12 @@ import json
 import random
 import time
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
-from bots.mcts.bot import MctsBot
+from bots.mcts.bot import MctsBot, _run
+from bots.mcts.kernel import tables_for
 from bots.mcts.lc import LcCounts, LcWeightsError, load_weights, observe_game
 from bots.registry import BotOptionError, make_bot
 from game import BUILTIN, State, from_text, new_game, to_text
@@ -81,6 +83,25 @@ def test_fixed_seed_and_iterations_reproduce_the_move(profile: str) -> None:
              for _ in range(3)}
     assert len(moves) == 1
 
+
+
+@pytest.mark.parametrize(("profile", "mrx_root", "visits", "wins"), [
+    ("baseline", False, [142, 72, 63, 23], 76.0),
+    ("baseline", True, [6, 6, 6, 6, 6], 250.0),
+    ("tuned", False, [101, 76, 71, 52], 270.6),
+    ("tuned", True, [79, 79, 71, 71], 10.0),
+])
+def test_seeded_search_statistics_are_pinned(profile: Literal["baseline", "tuned"],
+                                             mrx_root: bool, visits: list[int],
+                                             wins: float) -> None:
+    # Recorded before the search loop was rewritten for speed (issue 27): a change here
+    # changes every seeded experiment, so it must be deliberate.
+    state = new_game("classic", 3) if mrx_root else random_position("classic", 4)
+    bot = MctsBot(seed=4, iterations=300, profile=profile)
+    rows = _run(tables_for(state.rules), bot._search_for(state.view(state.to_move)), 300, 1.0,
+                99)
+    assert sorted((int(r[4]) for r in rows), reverse=True)[:len(visits)] == visits
+    assert sum(rows[:, 5]) == pytest.approx(wins)
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_detective_cannot_peek(seed: int) -> None:

@@ -10,12 +10,17 @@ to2)`` with ``ticket2 = -1`` for a single move.
 
 Board and ruleset data travel in a :class:`Tables` tuple of padded arrays built once per
 ruleset by :func:`tables_for`.
+
+Search loops use :func:`step` (play a move and get the next mover's moves in one call,
+generating each list once) and :func:`playout_from`; :func:`apply_move` and
+:func:`search_moves` are the same rules one operation at a time.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 from numba import njit
@@ -94,6 +99,14 @@ def state_size(k: int) -> int:
     return ST_POS + (k + 1) * 6
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _no_refcounts(fn: _F) -> _F:
+    """``njit(cache=True)`` without reference counting (see "Speed" below)."""
+    return cast(_F, njit(cache=True, _nrt=False)(fn))  # type: ignore[call-overload]
+
+
 # --------------------------------------------------------------------------- state access
 
 
@@ -103,7 +116,17 @@ def tk_index(st: Any, seat: int, ticket: int) -> int:
     return int(ST_POS + st[ST_K] + 1 + seat * 5 + ticket)
 
 
-@njit(cache=True)
+# Speed. Each call between compiled functions, and each copy of an argument that numba's
+# inlining makes, increments and decrements (atomically) the reference count of every array
+# involved, eleven for ``Tables``: about a third of the search time. So the rules live in
+# private helpers inlined (``inline="always"``) into the public entry points, which are
+# compiled without reference counting (``_nrt=False``, an option of numba's ``jit``): they
+# allocate nothing, and their callers own every array they touch. ``random_playouts``, which
+# allocates, and ``max_bound_from`` keep the default. ``playout_from`` calls ``step`` rather
+# than inlining it: about 20 % slower, but a third of the cold compile time.
+
+
+@njit(cache=True, inline="always")
 def _blocked(st: Any, station: int, skip: int) -> bool:
     """True if a detective other than seat ``skip`` stands on ``station``."""
     for seat in range(1, st[ST_K] + 1):  # noqa: SIM110 (numba: no generators)
@@ -112,7 +135,7 @@ def _blocked(st: Any, station: int, skip: int) -> bool:
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add(out: Any, n: int, t1: int, d1: int, t2: int, d2: int) -> int:
     out[n, 0] = t1
     out[n, 1] = d1
@@ -124,35 +147,27 @@ def _add(out: Any, n: int, t1: int, d1: int, t2: int, d2: int) -> int:
 # --------------------------------------------------------------------------- move generation
 
 
-@njit(cache=True)
-def _mrx_singles(tb: Tables, st: Any, out: Any, n: int, here: int, first: int,
-                 t_first: int) -> int:
+@njit(cache=True, inline="always")
+def _mrx_legs(tb: Tables, st: Any, out: Any, n: int, here: int, first: int,
+              t_first: int) -> int:
     """Append single moves from ``here`` (as second legs after ``t_first``/``first`` if
     ``first > 0``). Ticket counts are those left after the first leg."""
     has_tk = tb.rp[RP_MRX_TK] == 1
-    for t in range(3):
+    for t in range(SECRET + 1):  # the land tickets, then secret ones (ticket games only)
+        if t == SECRET and not has_tk:
+            break
         if has_tk:
             left = st[tk_index(st, 0, t)] - (1 if first > 0 and t == t_first else 0)
             if left <= 0:
                 continue
-        for j in range(tb.deg[t, here]):
-            d = tb.adj[t, here, j]
+        for j in range(tb.sec_deg[here] if t == SECRET else tb.deg[t, here]):
+            d = tb.sec[here, j] if t == SECRET else tb.adj[t, here, j]
             if not _blocked(st, d, 0):
                 n = _add(out, n, t_first, first, t, d) if first > 0 else _add(out, n, t, d, -1, 0)
-    if has_tk:
-        left = st[tk_index(st, 0, SECRET)] - (1 if first > 0 and t_first == SECRET else 0)
-        if left > 0:
-            for j in range(tb.sec_deg[here]):
-                d = tb.sec[here, j]
-                if not _blocked(st, d, 0):
-                    if first > 0:
-                        n = _add(out, n, t_first, first, SECRET, d)
-                    else:
-                        n = _add(out, n, SECRET, d, -1, 0)
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _threatened(tb: Tables, st: Any) -> bool:
     """True if some detective could reach Mister X's station next turn."""
     here = st[ST_POS]
@@ -162,24 +177,36 @@ def _threatened(tb: Tables, st: Any) -> bool:
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _mrx_moves(tb: Tables, st: Any, out: Any, doubles: bool) -> int:
+    # One loop for single moves (i = -1) and for the second legs after each single move i,
+    # so that the inlined code holds one copy of _mrx_legs.
+    more = doubles and tb.rp[RP_MRX_TK] == 1 and tb.rp[RP_DOUBLE] == 1 \
+        and st[tk_index(st, 0, DOUBLE)] > 0 and st[ST_LOG] + 2 <= tb.rp[RP_MAX]
+    n = 0
+    singles = 0
+    i = -1
+    while True:
+        if i < 0:
+            n = _mrx_legs(tb, st, out, n, st[ST_POS], 0, 0)
+            singles = n
+            if not more:
+                return n
+        else:
+            n = _mrx_legs(tb, st, out, n, out[i, 1], out[i, 1], out[i, 0])
+        i += 1
+        if i >= singles:
+            return n
+
+
+@_no_refcounts
 def mrx_moves(tb: Tables, st: Any, out: Any, doubles: bool) -> int:
     """Mister X's legal moves in engine order (``doubles=False`` leaves out double moves)."""
-    here = st[ST_POS]
-    n = _mrx_singles(tb, st, out, 0, here, 0, 0)
-    if not doubles or tb.rp[RP_MRX_TK] == 0 or tb.rp[RP_DOUBLE] == 0:
-        return n
-    if st[tk_index(st, 0, DOUBLE)] <= 0 or st[ST_LOG] + 2 > tb.rp[RP_MAX]:
-        return n
-    singles = n
-    for i in range(singles):
-        n = _mrx_singles(tb, st, out, n, out[i, 1], out[i, 1], out[i, 0])
-    return n
+    return _mrx_moves(tb, st, out, doubles)
 
 
-@njit(cache=True)
-def detective_moves(tb: Tables, st: Any, seat: int, out: Any) -> int:
-    """Detective ``seat``'s legal moves in engine order."""
+@njit(cache=True, inline="always")
+def _detective_moves(tb: Tables, st: Any, seat: int, out: Any) -> int:
     here = st[ST_POS + seat]
     n = 0
     if tb.rp[RP_DET_TK] == 0:
@@ -198,28 +225,50 @@ def detective_moves(tb: Tables, st: Any, seat: int, out: Any) -> int:
     return n
 
 
-@njit(cache=True)
+@_no_refcounts
+def detective_moves(tb: Tables, st: Any, seat: int, out: Any) -> int:
+    """Detective ``seat``'s legal moves in engine order."""
+    return _detective_moves(tb, st, seat, out)
+
+
+@_no_refcounts
 def legal_moves(tb: Tables, st: Any, out: Any) -> int:
     """All legal moves of the seat to move, in the engine's order; 0 once the game is over."""
     if st[ST_OUT] != OUT_NONE:
         return 0
     seat = st[ST_TO_MOVE]
     if seat == 0:
-        return mrx_moves(tb, st, out, True)
-    return detective_moves(tb, st, seat, out)
+        return _mrx_moves(tb, st, out, True)
+    return _detective_moves(tb, st, seat, out)
 
 
-@njit(cache=True)
-def _has_moves(tb: Tables, st: Any, seat: int, scratch: Any) -> bool:
-    if seat == 0:
-        return mrx_moves(tb, st, scratch, False) > 0
-    return detective_moves(tb, st, seat, scratch) > 0
+@njit(cache=True, inline="always")
+def _can_move(tb: Tables, st: Any, seat: int) -> bool:
+    """True if ``seat`` has a legal move (for Mister X: a single one), as
+    ``mrx_moves(doubles=False) > 0`` or ``detective_moves > 0``, stopping at the first."""
+    here = st[ST_POS + seat]
+    if seat != 0 and tb.rp[RP_DET_TK] == 0:
+        for j in range(tb.free_deg[here]):  # noqa: SIM110 (numba: no generators)
+            if not _blocked(st, tb.free[here, j], seat):
+                return True
+        return False
+    counted = seat != 0 or tb.rp[RP_MRX_TK] == 1
+    for t in range(3):
+        if not counted or st[tk_index(st, seat, t)] > 0:
+            for j in range(tb.deg[t, here]):
+                if not _blocked(st, tb.adj[t, here, j], seat):
+                    return True
+    if seat == 0 and counted and st[tk_index(st, 0, SECRET)] > 0:
+        for j in range(tb.sec_deg[here]):
+            if not _blocked(st, tb.sec[here, j], 0):
+                return True
+    return False
 
 
 # --------------------------------------------------------------------------- move filtering
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _secret_ok(tb: Tables, slot: int, a: int, b: int) -> bool:
     """Filter: no secret ticket before the first reveal, on a reveal, or from a taxi-only
     station unless the move takes the ferry (``b`` not reachable over land)."""
@@ -228,13 +277,9 @@ def _secret_ok(tb: Tables, slot: int, a: int, b: int) -> bool:
     return not (tb.taxi_only[a] and tb.dist[a, b] == 1)
 
 
-@njit(cache=True)
-def filtered_mrx_moves(tb: Tables, st: Any, out: Any) -> int:
-    """Mister X's moves after move filtering (falls back to all moves if none survive).
-
-    Double moves are generated only when a detective could reach him next turn.
-    """
-    n = mrx_moves(tb, st, out, _threatened(tb, st))
+@njit(cache=True, inline="always")
+def _filter(tb: Tables, st: Any, out: Any, n: int) -> int:
+    """Keep the moves that pass :func:`_secret_ok` (in order); returns how many."""
     here = st[ST_POS]
     slot = st[ST_LOG] + 1
     kept = 0
@@ -244,29 +289,67 @@ def filtered_mrx_moves(tb: Tables, st: Any, out: Any) -> int:
             ok = _secret_ok(tb, slot + 1, out[i, 1], out[i, 3])
         if ok:
             if kept != i:
-                out[kept, :] = out[i, :]
+                for j in range(4):
+                    out[kept, j] = out[i, j]
             kept += 1
-    if kept > 0:
-        return kept
-    return mrx_moves(tb, st, out, True)
+    return kept
 
 
-@njit(cache=True)
-def search_moves(tb: Tables, st: Any, out: Any, filtering: bool) -> int:
-    """Moves a search considers: legal moves, filtered for Mister X if ``filtering``."""
+@njit(cache=True, inline="always")
+def _mrx_search_moves(tb: Tables, st: Any, out: Any, filtering: bool) -> int:
+    """Mister X's search moves: all of them, or filtered (falling back to all)."""
+    doubles = _threatened(tb, st) if filtering else True
+    while True:  # at most twice: filtered, then (nothing kept) all moves
+        n = _mrx_moves(tb, st, out, doubles)
+        if not filtering:
+            return n
+        kept = _filter(tb, st, out, n)
+        if kept > 0:
+            return kept
+        filtering = False
+        doubles = True
+
+
+@_no_refcounts
+def filtered_mrx_moves(tb: Tables, st: Any, out: Any) -> int:
+    """Mister X's moves after move filtering (falls back to all moves if none survive).
+
+    Double moves are generated only when a detective could reach him next turn.
+    """
+    return _mrx_search_moves(tb, st, out, True)
+
+
+@njit(cache=True, inline="always")
+def _search_moves(tb: Tables, st: Any, out: Any, filtering: bool) -> int:
     if st[ST_OUT] != OUT_NONE:
         return 0
-    if filtering and st[ST_TO_MOVE] == 0:
-        return filtered_mrx_moves(tb, st, out)
-    return legal_moves(tb, st, out)
+    if st[ST_TO_MOVE] != 0:
+        return _detective_moves(tb, st, st[ST_TO_MOVE], out)
+    return _mrx_search_moves(tb, st, out, filtering)
+
+
+@_no_refcounts
+def search_moves(tb: Tables, st: Any, out: Any, filtering: bool) -> int:
+    """Moves a search considers: legal moves, filtered for Mister X if ``filtering``."""
+    return _search_moves(tb, st, out, filtering)
 
 
 # --------------------------------------------------------------------------- applying moves
 
 
-@njit(cache=True)
+@_no_refcounts
 def apply_move(tb: Tables, st: Any, t1: int, d1: int, t2: int, d2: int, scratch: Any) -> None:
-    """Apply a legal move in place, then pass the turn as :meth:`game.State.apply` does."""
+    """Apply a legal move in place, then pass the turn as :meth:`game.State.apply` does.
+
+    ``scratch`` is no longer used (kept so that callers need not change).
+    """
+    if _move_effects(tb, st, t1, d1, t2, d2):
+        _advance(tb, st, st[ST_TO_MOVE] + 1)
+
+
+@njit(cache=True, inline="always")
+def _move_effects(tb: Tables, st: Any, t1: int, d1: int, t2: int, d2: int) -> bool:
+    """Move the piece and pay the tickets; False if a detective caught Mister X."""
     seat = st[ST_TO_MOVE]
     if seat == 0:
         st[ST_LOG] += 1 if t2 < 0 else 2
@@ -276,54 +359,98 @@ def apply_move(tb: Tables, st: Any, t1: int, d1: int, t2: int, d2: int, scratch:
             if t2 >= 0:
                 st[tk_index(st, 0, t2)] -= 1
                 st[tk_index(st, 0, DOUBLE)] -= 1
-    else:
-        st[ST_POS + seat] = d1
-        if tb.rp[RP_DET_TK] == 1:
-            st[tk_index(st, seat, t1)] -= 1
-            if tb.rp[RP_TO_MRX] == 1 and tb.rp[RP_MRX_TK] == 1:
-                st[tk_index(st, 0, t1)] += 1
-        if d1 == st[ST_POS]:
-            st[ST_OUT] = OUT_CAUGHT
-            st[ST_CATCHER] = seat
-            return
-    _advance(tb, st, seat + 1, scratch)
+        return True
+    st[ST_POS + seat] = d1
+    if tb.rp[RP_DET_TK] == 1:
+        st[tk_index(st, seat, t1)] -= 1
+        if tb.rp[RP_TO_MRX] == 1 and tb.rp[RP_MRX_TK] == 1:
+            st[tk_index(st, 0, t1)] += 1
+    if d1 == st[ST_POS]:
+        st[ST_OUT] = OUT_CAUGHT
+        st[ST_CATCHER] = seat
+        return False
+    return True
 
 
-@njit(cache=True)
-def _advance(tb: Tables, st: Any, first: int, scratch: Any) -> None:
+@njit(cache=True, inline="always")
+def _advance(tb: Tables, st: Any, first: int) -> None:
     """The first detective from seat ``first`` on that can move; past the last one the
     round ends (:func:`new_round`), as in :meth:`game.State._advance`."""
     for seat in range(first, st[ST_K] + 1):
-        if _has_moves(tb, st, seat, scratch):
+        if _can_move(tb, st, seat):
             st[ST_TO_MOVE] = seat
             return
-    new_round(tb, st, scratch)
+    _new_round(tb, st)
 
 
-@njit(cache=True)
-def new_round(tb: Tables, st: Any, scratch: Any) -> None:
-    """Mister X to move, or the rule ending that prevents it: full log (survived), no
-    detective able to move (stuck), Mister X unable to move (cornered), in that order."""
+@njit(cache=True, inline="always")
+def _round_ends(tb: Tables, st: Any) -> bool:
+    """The rule endings checked before Mister X moves: full log (survived), then no detective
+    able to move (stuck). Sets the outcome and returns True if one applies."""
     if st[ST_LOG] >= tb.rp[RP_MAX]:
         st[ST_OUT] = OUT_SURVIVED
-        return
-    stuck = True
+        return True
     for seat in range(1, st[ST_K] + 1):
-        if _has_moves(tb, st, seat, scratch):
-            stuck = False
-            break
-    if stuck:
-        st[ST_OUT] = OUT_STUCK  # Mister X wins when no detective can move.
+        if _can_move(tb, st, seat):
+            return False
+    st[ST_OUT] = OUT_STUCK  # Mister X wins when no detective can move.
+    return True
+
+
+@_no_refcounts
+def new_round(tb: Tables, st: Any, scratch: Any) -> None:
+    """Mister X to move, or the rule ending that prevents it: full log (survived), no
+    detective able to move (stuck), Mister X unable to move (cornered), in that order.
+
+    ``scratch`` is no longer used (kept so that callers need not change).
+    """
+    _new_round(tb, st)
+
+
+@njit(cache=True, inline="always")
+def _new_round(tb: Tables, st: Any) -> None:
+    if _round_ends(tb, st):
         return
     st[ST_TO_MOVE] = 0
-    if not _has_moves(tb, st, 0, scratch):
+    if not _can_move(tb, st, 0):
         st[ST_OUT] = OUT_CORNERED
+
+
+@njit(cache=True, inline="always")
+def _step(tb: Tables, st: Any, moves: Any, i: int, filtering: bool) -> int:
+    if not _move_effects(tb, st, moves[i, 0], moves[i, 1], moves[i, 2], moves[i, 3]):
+        return 0
+    for seat in range(st[ST_TO_MOVE] + 1, st[ST_K] + 1):
+        n = _detective_moves(tb, st, seat, moves)
+        if n > 0:
+            st[ST_TO_MOVE] = seat
+            return n
+    if _round_ends(tb, st):
+        return 0
+    st[ST_TO_MOVE] = 0
+    n = _mrx_search_moves(tb, st, moves, filtering)
+    if n == 0:
+        st[ST_OUT] = OUT_CORNERED
+    return n
+
+
+@_no_refcounts
+def step(tb: Tables, st: Any, moves: Any, i: int, filtering: bool) -> int:
+    """Play ``moves[i]`` (a move of :func:`search_moves`) and pass the turn, leaving the next
+    mover's :func:`search_moves` in ``moves``; returns their number (0: the game is over).
+
+    The same as :func:`apply_move` then :func:`search_moves`, with each list generated once:
+    the list that shows a detective can move is the one he chooses from, and Mister X's
+    list is empty exactly when he is cornered (his double moves extend single ones, and
+    the filter falls back to every move).
+    """
+    return _step(tb, st, moves, i, filtering)
 
 
 # --------------------------------------------------------------------------- playouts
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _greedy_index(tb: Tables, st: Any, moves: Any, n: int) -> int:
     """Mister X: the move ending farthest from the nearest detective; a detective: the move
     ending nearest to (the determinized) Mister X. Ties are broken at random."""
@@ -352,17 +479,26 @@ def _greedy_index(tb: Tables, st: Any, moves: Any, n: int) -> int:
     return best
 
 
-@njit(cache=True)
-def playout(tb: Tables, st: Any, moves: Any, scratch: Any, epsilon: float,
-            filtering: bool) -> None:
-    """Play ``st`` to the end in place: ε-greedy (ε = 1 is uniformly random)."""
-    while st[ST_OUT] == OUT_NONE:
-        n = search_moves(tb, st, moves, filtering)
+@_no_refcounts
+def playout_from(tb: Tables, st: Any, moves: Any, n: int, epsilon: float,
+                 filtering: bool) -> None:
+    """:func:`playout` where ``moves[:n]`` already holds the mover's search moves."""
+    while n > 0:
         if epsilon >= 1.0 or np.random.random() < epsilon:
             i = np.random.randint(n)
         else:
             i = _greedy_index(tb, st, moves, n)
-        apply_move(tb, st, moves[i, 0], moves[i, 1], moves[i, 2], moves[i, 3], scratch)
+        n = step(tb, st, moves, i, filtering)
+
+
+@_no_refcounts
+def playout(tb: Tables, st: Any, moves: Any, scratch: Any, epsilon: float,
+            filtering: bool) -> None:
+    """Play ``st`` to the end in place: ε-greedy (ε = 1 is uniformly random).
+
+    ``scratch`` is no longer used (kept so that callers need not change).
+    """
+    playout_from(tb, st, moves, search_moves(tb, st, moves, filtering), epsilon, filtering)
 
 
 @njit(cache=True)
@@ -370,13 +506,11 @@ def random_playouts(tb: Tables, st: Any, count: int, epsilon: float, filtering: 
                     seed: int) -> int:
     """Run ``count`` playouts from ``st`` (a benchmark helper); returns Mister X's wins."""
     np.random.seed(seed)
-    size = max_bound_from(tb)
-    moves = np.zeros((size, 4), dtype=np.int32)
-    scratch = np.zeros((size, 4), dtype=np.int32)
+    moves = np.zeros((max_bound_from(tb), 4), dtype=np.int32)
     wins = 0
     for _ in range(count):
         work = st.copy()
-        playout(tb, work, moves, scratch, epsilon, filtering)
+        playout(tb, work, moves, moves, epsilon, filtering)
         wins += work[ST_OUT] == OUT_SURVIVED or work[ST_OUT] == OUT_STUCK
     return wins
 

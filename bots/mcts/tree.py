@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
+from bots.mcts import kernel as _kernel
 from bots.mcts.kernel import (
     OUT_CAUGHT,
     OUT_STUCK,
@@ -30,11 +31,16 @@ from bots.mcts.kernel import (
     ST_POS,
     ST_TO_MOVE,
     Tables,
-    apply_move,
     max_bound_from,
-    playout,
+    playout_from,
     search_moves,
+    step,
 )
+from bots.numba_cache import forget_stale
+
+# The tree compiles in the rules kernel's functions (numba loads a cache on the first call, so
+# this runs before any): its cache must not outlive a change of the kernel.
+forget_stale(__file__, [_kernel.__file__ or ""])
 
 # Integer parameters (``Params.ints``) and float parameters (``Params.floats``).
 IP_ROOT_SEAT, IP_FILTER, IP_LC, IP_DETERMINIZE = 0, 1, 2, 3
@@ -87,15 +93,21 @@ def categories(tb: Tables, st: Any, possible: Any) -> Any:
 
 
 @njit(cache=True)
-def _sample(possible: Any, cats: Any, weights: Any, use_lc: bool) -> int:
+def _category_counts(cats: Any) -> Any:
+    """How many possible stations fall in each location category."""
+    counts = np.zeros(N_CATEGORIES, np.int64)
+    for i in range(cats.shape[0]):
+        counts[cats[i]] += 1
+    return counts
+
+
+@njit(cache=True, inline="always")
+def _sample(possible: Any, cats: Any, counts: Any, weights: Any, use_lc: bool) -> int:
     """A determinization: uniform, or Location Categorization (a category among those
     present in proportion to its weight, then a station uniformly within it)."""
     m = possible.shape[0]
     if not use_lc:
         return int(possible[np.random.randint(m)])
-    counts = np.zeros(N_CATEGORIES, np.int64)
-    for i in range(m):
-        counts[cats[i]] += 1
     total = 0.0
     for c in range(N_CATEGORIES):
         if counts[c] > 0:
@@ -121,7 +133,7 @@ def _sample(possible: Any, cats: Any, weights: Any, use_lc: bool) -> int:
     return int(possible[0])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _reward(mover: int, mrx_won: bool, catcher: int, root_seat: int, r: float) -> float:
     if mover == 0:
         return 1.0 if mrx_won else 0.0
@@ -132,7 +144,7 @@ def _reward(mover: int, mrx_won: bool, catcher: int, root_seat: int, r: float) -
     return 1.0 - r
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_child(tree: Tree, parent: int, moves: Any, i: int, key: int, mover: int) -> int:
     node = tree.size[0]
     tree.size[0] += 1
@@ -148,7 +160,7 @@ def _add_child(tree: Tree, parent: int, moves: Any, i: int, key: int, mover: int
     return int(node)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _match_children(tree: Tree, node: int, moves: Any, n: int, keys: Any, kids: Any) -> int:
     """Fill ``kids[i]`` with the child for legal move ``i`` (-1 if none); count untried."""
     for i in range(n):
@@ -168,7 +180,7 @@ def _match_children(tree: Tree, node: int, moves: Any, n: int, keys: Any, kids: 
     return untried
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _ucb_pick(tree: Tree, kids: Any, n: int, c: float) -> int:
     best = 0
     best_value = -1e300
@@ -182,7 +194,7 @@ def _ucb_pick(tree: Tree, kids: Any, n: int, c: float) -> int:
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _nth_untried(kids: Any, n: int, untried: int) -> int:
     pick = np.random.randint(untried)
     for i in range(n):
@@ -200,42 +212,43 @@ def run_iterations(tb: Tables, tree: Tree, root: Any, possible: Any, weights: An
     np.random.seed(seed)
     size = max_bound_from(tb)
     moves = np.zeros((size, 4), np.int32)
-    scratch = np.zeros((size, 4), np.int32)
     keys = np.zeros(size, np.int64)
     kids = np.zeros(size, np.int32)
     path = np.zeros((tb.rp[RP_MAX] + 2) * (root[ST_K] + 1) + 8, np.int32)
     cats = categories(tb, root, possible)
+    counts = _category_counts(cats)
+    st = root.copy()
     filtering = ints[IP_FILTER] == 1
     c, r, epsilon = floats[FP_C], floats[FP_R], floats[FP_EPSILON]
     cap = tree.key.shape[0]
     for _ in range(iterations):
-        st = root.copy()
+        st[:] = root
         if ints[IP_DETERMINIZE] == 1:
-            st[ST_POS] = _sample(possible, cats, weights, ints[IP_LC] == 1)
+            st[ST_POS] = _sample(possible, cats, counts, weights, ints[IP_LC] == 1)
         node = 0
         depth = 0
-        while st[ST_OUT] == 0:
-            n = search_moves(tb, st, moves, filtering)
+        n = search_moves(tb, st, moves, filtering)
+        while n > 0:
             untried = _match_children(tree, node, moves, n, keys, kids)
             for i in range(n):
                 if kids[i] >= 0:
                     tree.avail[kids[i]] += 1.0
-            if untried > 0:
-                if tree.size[0] < cap:
-                    i = _nth_untried(kids, n, untried)
-                    node = _add_child(tree, node, moves, i, keys[i], st[ST_TO_MOVE])
-                    tree.avail[node] += 1.0
-                    apply_move(tb, st, moves[i, 0], moves[i, 1], moves[i, 2], moves[i, 3],
-                               scratch)
-                    depth += 1
-                    path[depth] = node
-                break
-            i = _ucb_pick(tree, kids, n, c)
-            node = kids[i]
-            apply_move(tb, st, moves[i, 0], moves[i, 1], moves[i, 2], moves[i, 3], scratch)
+            expanded = untried > 0
+            if expanded:
+                if tree.size[0] >= cap:
+                    break
+                i = _nth_untried(kids, n, untried)
+                node = _add_child(tree, node, moves, i, keys[i], st[ST_TO_MOVE])
+                tree.avail[node] += 1.0
+            else:
+                i = _ucb_pick(tree, kids, n, c)
+                node = kids[i]
+            n = step(tb, st, moves, i, filtering)
             depth += 1
             path[depth] = node
-        playout(tb, st, moves, scratch, epsilon, filtering)
+            if expanded:
+                break
+        playout_from(tb, st, moves, n, epsilon, filtering)
         mrx_won = st[ST_OUT] == OUT_SURVIVED or st[ST_OUT] == OUT_STUCK
         catcher = st[ST_CATCHER] if st[ST_OUT] == OUT_CAUGHT else 0
         tree.visits[0] += 1.0
