@@ -59,7 +59,7 @@ async def _until_paused(url: str, name: str, timeout: float) -> Any:
     while True:
         ladder = await asyncio.to_thread(_get, url)
         rows = {row["name"]: row for row in ladder["ladders"]["grid5"]}
-        if name in rows and rows[name]["paused"] or loop.time() > deadline:
+        if (name in rows and rows[name]["paused"]) or loop.time() > deadline:
             return ladder
         await asyncio.sleep(0.2)
 
