@@ -80,7 +80,7 @@ class View:
             "move_number": len(self.log),
             "detectives": list(self.detectives),
             "tickets": _tickets_view(self.rules, self.tickets),
-            "log": [e.wire for e in self.log],
+            "log": [dict(e.wire) for e in self.log],  # copies: entries are shared by games
             "last_reveal": None if reveal is None else {"move": reveal[0], "station": reveal[1]},
             "possible": sorted(self.possible),
             "outcome": None if self.outcome is None else self.outcome.to_dict(),

@@ -16,7 +16,7 @@ import pytest
 from bots.arena import play_game
 from bots.registry import make_bot
 from game import BUILTIN, DetectiveView, MrXView, State, View, from_text, load_ruleset, new_game
-from game.views import PublicTrail, detective_view, mrx_view
+from game.views import PublicTrail, detective_view, mrx_view, view_dict
 
 
 def _random_states(rules: str, seed: int) -> list[State]:
@@ -182,3 +182,20 @@ def test_the_client_skips_update_and_move_ok_frames_unparsed() -> None:
 
     assert read_frame('{"type":"update","game":"g","turn":1}') is None
     assert read_frame(b'{"type":"move_ok","game":"g"}') is None
+
+
+def test_a_views_dict_is_the_callers_to_change() -> None:
+    """Log entries are shared by every game of a process: a caller that changes the dict
+    it got (the replay page adds ``reveal``) must not change another game's views."""
+    for seat in (0, None):
+        first = new_game("grid5", seed=1)
+        first = first.apply(first.legal_moves()[0])
+        for entry in first.view(seat).to_dict()["log"]:
+            entry["reveal"] = True
+            entry["station"] = -1
+        second = new_game("grid5", seed=1)
+        second = second.apply(second.legal_moves()[0])
+        shown = [{"ticket": e.ticket.name.lower(), "station": e.station}
+                 for e in second.view(seat).log]
+        assert second.view(seat).to_dict()["log"] == shown
+        assert view_dict(second, seat)["log"] == shown

@@ -71,9 +71,9 @@ def replay(record: GameRecord, perspective: str = "all") -> dict[str, Any]:
         frames.append(frame)
         before = final = state
     assert final is not None
-    log = final.view(0 if truth else None).to_dict()["log"]
-    for slot, entry in enumerate(log, start=1):
-        entry["reveal"] = slot in rules.reveal_moves
+    log = [{**entry, "reveal": slot in rules.reveal_moves}
+           for slot, entry in enumerate(final.view(0 if truth else None).to_dict()["log"],
+                                        start=1)]
     out: dict[str, Any] = {
         "game_id": record.game_id, "perspective": perspective, "ruleset": record.ruleset,
         "rules": rules.definition(),
