@@ -109,6 +109,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     silently spread over all workers (pytest-xdist issue 1386). Until its fix (pull request
     1388, which does the same) is released: append the suffix here, and refuse to run
     rather than run a group's tests on several workers at once."""
+    items.sort(key=_run_order)  # stable: the file order otherwise
     if not getattr(config.option, "loadgroup", False):  # set in xdist workers only
         return
     for item in items:
@@ -124,6 +125,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if not item.nodeid.endswith(suffix):
             raise pytest.UsageError(f"cannot put {item.nodeid} in its xdist group {suffix}: "
                                     "run with -n 0, or --dist load (tests/conftest.py)")
+
+
+#: Groups whose tests run one after another on one worker, longest first: started first,
+#: so that the last of them does not end after every other test.
+LONG_GROUPS = ("ray-dqn", "ray", "browser", "deal_secrecy")
+
+
+def _run_order(item: pytest.Item) -> int:
+    """Where ``item`` goes in the run (the same order in every worker, as xdist needs):
+    the long serial groups first, the tests that wait for the compiled kernels
+    (:data:`KERNEL_USERS`, compiled in the background from the start) last, the rest in
+    between."""
+    for mark in item.iter_markers("xdist_group"):
+        for name in mark.args:
+            if name in LONG_GROUPS:
+                return LONG_GROUPS.index(name)
+    return len(LONG_GROUPS) + (item.path.name in KERNEL_USERS)
 
 
 #: The xdist groups of the tests that start Ray (tests/test_cluster.py: ``ray``,
