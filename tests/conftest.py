@@ -188,7 +188,8 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 KERNEL_USERS = frozenset({"test_kernel.py", "test_mcts.py", "test_db_store.py",
                           "test_fairness.py", "test_reproduce.py", "test_mcts_train.py",
                           "test_alphabeta.py", "test_alphabeta_kernel.py", "test_hider.py",
-                          "test_dqn_bot.py", "test_client.py"})
+                          "test_dqn_bot.py", "test_client.py", "test_rule_endings.py",
+                          "test_bot_options.py"})
 _kernel_ready = False
 _warmup: subprocess.Popen[bytes] | None = None
 
@@ -203,9 +204,9 @@ def _kernel_lock() -> Path:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Compile the MCTS kernel (:mod:`numba_warmup`) in the background from the start of
-    the session, holding the cache's lock until it is done: tests that use the kernel wait
-    for it (:func:`_compiled_kernel`), the others run meanwhile. On a fresh clone this is
-    half a minute of CPU, once; with the cache filled, a second. Started by the session's
+    the session, holding the cache's lock until it is done: tests that use the kernel
+    wait for it (:func:`_compiled_kernel`) and run last, the others run meanwhile. On a
+    fresh clone this is about a minute of CPU, once; with the cache filled, a second. Started by the session's
     main process (the xdist controller, or the only process with -n 0)."""
     global _warmup
     if os.environ.get("PYTEST_XDIST_WORKER") or config.option.collectonly:
@@ -217,11 +218,11 @@ def pytest_configure(config: pytest.Config) -> None:
         except BlockingIOError:  # another session compiles into this cache: wait for it
             return
         # The child inherits the locked file and holds the lock until it exits. It runs at
-        # a lower priority: on the cores the tests leave idle, until one waits for it.
+        # the tests' priority: at a lower one a loaded machine starved it until the tests
+        # that wait for it (run last) sat idle at the end.
         _warmup = subprocess.Popen([sys.executable, str(ROOT / "tests" / "numba_warmup.py")],
                                    cwd=ROOT, pass_fds=(handle.fileno(),),
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                   preexec_fn=lambda: os.nice(10))
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     finally:
         handle.close()
 
