@@ -146,12 +146,12 @@ def _eager_new(kind: type[View]) -> Callable[..., View]:
     return staticmethod(new)
 
 
-class _LazyDetectiveView(tuple[Any, ...], DetectiveView):
-    """A :class:`DetectiveView` as :meth:`game.State.view` builds it for a seat other than
-    the one to move (and not a spectator): the pair ``(trail, seat)``, every field but the
-    seat read from the state's :class:`PublicTrail`. Equal to, hashed and pickled as the
-    eager view. A tuple underneath only because a tuple is Python's cheapest object to
-    build (one is built per turn); do not index it."""
+class _OnTrail:
+    """The public fields of a lazy view, read from its :class:`PublicTrail` (item 0 of
+    the tuple the view is)."""
+
+    if TYPE_CHECKING:
+        def __getitem__(self, index: int) -> Any: ...  # the tuple's, first in the MRO
 
     @property
     def _trail(self) -> PublicTrail:
@@ -162,11 +162,6 @@ class _LazyDetectiveView(tuple[Any, ...], DetectiveView):
     def rules(self) -> Ruleset:
         """The ruleset."""
         return self[0].rules  # type: ignore[no-any-return]
-
-    @property
-    def seat(self) -> int | None:
-        """The detective's seat."""
-        return self[1]  # type: ignore[no-any-return]
 
     @property
     def to_move(self) -> int:
@@ -187,6 +182,19 @@ class _LazyDetectiveView(tuple[Any, ...], DetectiveView):
     def outcome(self) -> Outcome | None:
         """How the game ended, if it has."""
         return self[0].outcome  # type: ignore[no-any-return]
+
+
+class _LazyDetectiveView(tuple[Any, ...], _OnTrail, DetectiveView):
+    """A :class:`DetectiveView` as :meth:`game.State.view` builds it for a seat other than
+    the one to move (and not a spectator): the pair ``(trail, seat)``, every field but the
+    seat read from the state's :class:`PublicTrail`. Equal to, hashed and pickled as the
+    eager view. A tuple underneath only because a tuple is Python's cheapest object to
+    build (one is built per turn); do not index it."""
+
+    @property
+    def seat(self) -> int | None:
+        """The detective's seat."""
+        return self[1]  # type: ignore[no-any-return]
 
     @property
     def log(self) -> tuple[LogEntryView, ...]:
@@ -207,22 +215,12 @@ class _LazyDetectiveView(tuple[Any, ...], DetectiveView):
     __new__ = _eager_new(DetectiveView)  # type: ignore[assignment]
 
 
-class _LazyMrXView(tuple[Any, ...], MrXView):
+class _LazyMrXView(tuple[Any, ...], _OnTrail, MrXView):
     """A :class:`MrXView` as :meth:`game.State.view` builds it: the triple ``(trail, his
     station, his true travel log)``, the public fields read from the state's
     :class:`PublicTrail`; ``log`` and ``possible`` are built on first access. Equal to,
     hashed and pickled as the eager view (a tuple underneath: see
     :class:`_LazyDetectiveView`)."""
-
-    @property
-    def _trail(self) -> PublicTrail:
-        trail: PublicTrail = self[0]
-        return trail
-
-    @property
-    def rules(self) -> Ruleset:
-        """The ruleset."""
-        return self[0].rules  # type: ignore[no-any-return]
 
     @property
     def seat(self) -> int:
@@ -233,26 +231,6 @@ class _LazyMrXView(tuple[Any, ...], MrXView):
     def mrx(self) -> int:
         """His station."""
         return self[1]  # type: ignore[no-any-return]
-
-    @property
-    def to_move(self) -> int:
-        """The seat to move."""
-        return self[0].to_move  # type: ignore[no-any-return]
-
-    @property
-    def detectives(self) -> tuple[int, ...]:
-        """Detectives' stations in seat order."""
-        return self[0].detectives  # type: ignore[no-any-return]
-
-    @property
-    def tickets(self) -> tuple[tuple[int, ...], ...]:
-        """Every seat's tickets."""
-        return self[0].tickets  # type: ignore[no-any-return]
-
-    @property
-    def outcome(self) -> Outcome | None:
-        """How the game ended, if it has."""
-        return self[0].outcome  # type: ignore[no-any-return]
 
     @cached_property
     def log(self) -> tuple[LogEntryView, ...]:
