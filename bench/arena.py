@@ -37,24 +37,9 @@ from typing import Any
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
-from bots.arena import play_many  # noqa: E402
+from bots.arena import play_many, random_game  # noqa: E402
 from bots.simple import RandomBot  # noqa: E402
 from game.rules import Ruleset, load_ruleset  # noqa: E402
-
-try:
-    from yard.cli.bench import random_game
-except ImportError:  # a machine without the CLI's dependencies (click): the same loop
-    from game import State, new_game
-
-    def random_game(rules: Ruleset, seed: int) -> State:
-        """``yard.cli.bench.random_game``: one engine-only game of random legal moves."""
-        import random
-
-        rng = random.Random(seed)
-        state = new_game(rules, seed)
-        while state.outcome is None:
-            state = state.apply_unchecked(rng.choice(state.legal_moves()))
-        return state
 
 
 def engine_run(rules: Ruleset, games: int, seed: int) -> None:

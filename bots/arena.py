@@ -12,6 +12,7 @@ True
 from __future__ import annotations
 
 import math
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +51,16 @@ def bot_seed(game_seed: int | None, seat: int) -> int | None:
     if game_seed is None:
         return None
     return (game_seed * 1_000_003 + seat * 7_919 + 17) % (2**63)
+
+
+def random_game(rules: Ruleset, seed: int) -> State:
+    """One engine-only game of uniformly random legal moves, no bots or views: what the
+    arena's games are measured against (``yard bench engine``, bench/arena.py)."""
+    rng = random.Random(seed)
+    state = new_game(rules, seed)
+    while state.outcome is None:
+        state = state.apply_unchecked(rng.choice(state.legal_moves()))
+    return state
 
 
 def play_game(rules: Ruleset | str, mrx: Bot, detectives: Sequence[Bot],
@@ -157,4 +168,4 @@ def play_many(rules: Ruleset | str, mrx: Bot, detectives: Sequence[Bot], games: 
 
 
 __all__ = ["MRX", "GameResult", "Summary", "bot_seed", "merge_summaries", "play_game",
-           "play_many", "seat_bots", "wilson_interval"]
+           "play_many", "random_game", "seat_bots", "wilson_interval"]

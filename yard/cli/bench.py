@@ -29,6 +29,7 @@ from typing import Any
 
 import click
 
+from bots.arena import random_game
 from game import Move, State, new_game
 from game.rules import Ruleset, load_ruleset
 from yard.cli.options import json_option
@@ -64,15 +65,6 @@ def sample_positions(rules: Ruleset, count: int, seed: int = 0) -> list[tuple[St
             out.append((state, move))
             state = state.apply_unchecked(move)
     return out
-
-
-def random_game(rules: Ruleset, seed: int) -> State:
-    """One engine-only game of uniformly random legal moves."""
-    rng = random.Random(seed)
-    state = new_game(rules, seed)
-    while state.outcome is None:
-        state = state.apply_unchecked(rng.choice(state.legal_moves()))
-    return state
 
 
 def _move_rates(rules: Ruleset, seconds: float) -> tuple[float, float]:
