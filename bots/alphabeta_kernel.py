@@ -98,7 +98,6 @@ class Workspace(NamedTuple):
     bhash: Any  # uint64[P]: its hash (xor of zobrist)
     zobrist: Any  # uint64[n+1]: one random key per station
     tmp: Any  # uint8[n+1]: between the legs of a double move
-    scratch: Any  # int32[M, 4]: apply_move's scratch
     tt_key: Any  # uint64[T]: full hash of the stored node (0: empty)
     tt_value: Any  # float64[T]: value, ply-relative for finished-game scores
     tt_info: Any  # int64[T, 3]: T_* (depth, bound type, packed best move)
@@ -192,7 +191,7 @@ def _step(adj: Any, deg: Any, sec: Any, sec_deg: Any, reveal: Any, zobrist: Any,
 
 
 @njit(cache=True, inline="always")
-def _child(tb: Tables, states: Any, moves: Any, scratch: Any, belief: Any, count: Any,
+def _child(tb: Tables, states: Any, moves: Any, belief: Any, count: Any,
            bhash: Any, zobrist: Any, tmp: Any, ply: int, index: int, leaf: bool) -> None:
     """Fill ply ``ply + 1`` with the state after move ``index`` of ply ``ply`` and its
     possible-location set (game.belief); at a leaf after a detective's move only the size
@@ -201,7 +200,7 @@ def _child(tb: Tables, states: Any, moves: Any, scratch: Any, belief: Any, count
     child = states[ply + 1]
     child[:] = parent
     mv = moves[ply, index]
-    apply_move(tb, child, mv[0], mv[1], mv[2], mv[3], scratch)
+    apply_move(tb, child, mv[0], mv[1], mv[2], mv[3])
     if child[ST_OUT] != OUT_NONE:
         return
     src = belief[ply]
@@ -366,7 +365,7 @@ def _search(tb: Tables, ws: Workspace, depth: int, alpha: float, beta: float,
     belief, count, bhash, zobrist, tmp = ws.belief, ws.count, ws.bhash, ws.zobrist, ws.tmp
     tt_key, tt_value, tt_info = ws.tt_key, ws.tt_value, ws.tt_info
     counters, ff, fi, fh = ws.counters, ws.frame_f, ws.frame_i, ws.frame_h
-    scratch, weights, dist = ws.scratch, ws.weights, tb.dist
+    weights, dist = ws.weights, tb.dist
     filtering, width = ws.config[CF_FILTER] == 1, ws.config[CF_WIDTH]
     use_tt = ws.config[CF_TT] == 1
     deadline = ws.deadline[0]
@@ -443,7 +442,7 @@ def _search(tb: Tables, ws: Workspace, depth: int, alpha: float, beta: float,
                            fi[ply, I_DEPTH], ply, value, ff[ply, F_ALPHA0],
                            ff[ply, F_BETA0], fi[ply, I_BEST])
         # Descend into the node's next move.
-        _child(tb, states, moves, scratch, belief, count, bhash, zobrist, tmp, ply,
+        _child(tb, states, moves, belief, count, bhash, zobrist, tmp, ply,
                order[ply, fi[ply, I_NEXT]], fi[ply, I_DEPTH] <= 1)
         ff[ply + 1, F_ALPHA] = ff[ply, F_ALPHA]
         ff[ply + 1, F_BETA] = ff[ply, F_BETA]
@@ -461,7 +460,7 @@ def _root_values(tb: Tables, ws: Workspace, n: int, depth: int, values: Any) -> 
     alpha = -np.inf
     for j in range(n):
         i = ws.order[0, j]
-        _child(tb, ws.states, ws.moves, ws.scratch, ws.belief, ws.count, ws.bhash,
+        _child(tb, ws.states, ws.moves, ws.belief, ws.count, ws.bhash,
                ws.zobrist, ws.tmp, 0, i, depth <= 1)
         if mrx:
             value = _search(tb, ws, depth - 1, alpha, np.inf, 1)
@@ -547,7 +546,7 @@ def _workspace(rules: Ruleset, k: int, tt_bits: int) -> Workspace:
         count=np.zeros(MAX_PLY, np.int64), bhash=np.zeros(MAX_PLY, np.uint64),
         zobrist=zobrist, tmp=np.zeros(stations, np.uint8),
         # Written now (np.full, not np.zeros): page faults here, not in the first search.
-        scratch=np.zeros((size, 4), np.int32), tt_key=np.full(entries, 0, np.uint64),
+        tt_key=np.full(entries, 0, np.uint64),
         tt_value=np.full(entries, 0.0), tt_info=np.full((entries, 3), 0, np.int64),
         counters=np.zeros(6, np.int64), config=np.zeros(3, np.int64),
         weights=np.zeros(4, np.float64), deadline=np.full(1, np.inf),

@@ -54,16 +54,15 @@ def warm() -> None:
         rules = load_ruleset(name)
         tb = K.tables_for(rules)
         size = K.max_bound_from(tb)
-        out, scratch = np.zeros((size, 4), np.int32), np.zeros((size, 4), np.int32)
+        out = np.zeros((size, 4), np.int32)
         st = compact_state(new_game(rules, 3))
-        K.filtered_mrx_moves(tb, st, out)
-        n = K.legal_moves(tb, st, out)
-        K.apply_move(tb, st, *move_key(to_move(out[0])), scratch)
+        n = K.search_moves(tb, st, out, False)
+        K.apply_move(tb, st, *move_key(to_move(out[0])))
         K.random_playouts(tb, compact_state(new_game(rules, 3)), 4, 0.2, True, 7)
         fresh = compact_state(new_game(rules, 3))
         K.search_moves(tb, fresh, out, True)
         K.step(tb, fresh, out, 0, True)
-        K.new_round(tb, st, scratch)
+        K.new_round(tb, st)
         assert n > 0
 
 

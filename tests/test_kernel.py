@@ -18,9 +18,9 @@ _OUTCOMES = {K.OUT_CAUGHT: Termination.CAUGHT, K.OUT_SURVIVED: Termination.SURVI
 GAMES = {"grid5": 800, "warwick": 300, "dash": 300, "bristol": 150, "classic": 150}
 
 
-def _buffers(tb: K.Tables) -> tuple[np.ndarray, np.ndarray]:
-    size = K.max_bound_from(tb)
-    return np.zeros((size, 4), np.int32), np.zeros((size, 4), np.int32)
+def _buffer(tb: K.Tables) -> np.ndarray:
+    """A move list as long as any position's."""
+    return np.zeros((K.max_bound_from(tb), 4), np.int32)
 
 
 def _assert_same(state: State, st: np.ndarray) -> None:
@@ -34,20 +34,20 @@ def _assert_same(state: State, st: np.ndarray) -> None:
         assert _OUTCOMES[int(st[K.ST_OUT])] is state.outcome.termination
 
 
-def _play_both(state: State, rng: random.Random, tb: K.Tables, out: np.ndarray,
-               scratch: np.ndarray) -> tuple[int, Outcome | None]:
+def _play_both(state: State, rng: random.Random, tb: K.Tables,
+               out: np.ndarray) -> tuple[int, Outcome | None]:
     st = compact_state(state)
     plies = 0
     while state.outcome is None:
-        n = K.legal_moves(tb, st, out)
+        n = K.search_moves(tb, st, out, False)  # unfiltered: every legal move
         moves = [to_move(out[i]) for i in range(n)]
         assert moves == list(state.legal_moves()), f"after {plies} plies: {state!r}"
         move = rng.choice(moves)
         state = state.apply(move)
-        K.apply_move(tb, st, *move_key(move), scratch)
+        K.apply_move(tb, st, *move_key(move))
         _assert_same(state, st)
         plies += 1
-    assert K.legal_moves(tb, st, out) == 0
+    assert K.search_moves(tb, st, out, False) == 0
     return plies, state.outcome
 
 
@@ -55,11 +55,11 @@ def _play_both(state: State, rng: random.Random, tb: K.Tables, out: np.ndarray,
 def test_kernel_matches_engine_on_random_games(name: str) -> None:
     rules = load_ruleset(name)
     tb = K.tables_for(rules)
-    out, scratch = _buffers(tb)
+    out = _buffer(tb)
     rng = random.Random(2024)
     endings: set[Termination] = set()
     for seed in range(GAMES[name]):
-        _, outcome = _play_both(new_game(rules, seed), rng, tb, out, scratch)
+        _, outcome = _play_both(new_game(rules, seed), rng, tb, out)
         assert outcome is not None
         endings.add(outcome.termination)
     assert Termination.CAUGHT in endings and len(endings) >= 2
@@ -68,20 +68,20 @@ def test_kernel_matches_engine_on_random_games(name: str) -> None:
 def test_kernel_matches_engine_with_fewer_detectives() -> None:
     rules = load_ruleset("classic").with_detectives(2)
     tb = K.tables_for(rules)
-    out, scratch = _buffers(tb)
+    out = _buffer(tb)
     rng = random.Random(5)
     for seed in range(60):
-        _play_both(new_game(rules, seed), rng, tb, out, scratch)
+        _play_both(new_game(rules, seed), rng, tb, out)
 
 
 @pytest.mark.parametrize("name", ["classic", "grid5"])
 def test_filtered_moves_are_legal_and_drop_early_secrets(name: str) -> None:
     rules = load_ruleset(name)
     tb = K.tables_for(rules)
-    out, _ = _buffers(tb)
+    out = _buffer(tb)
     state = new_game(rules, 11)
     st = compact_state(state)
-    n = K.filtered_mrx_moves(tb, st, out)
+    n = K.search_moves(tb, st, out, True)
     filtered = {to_move(out[i]) for i in range(n)}
     assert filtered and filtered <= set(state.legal_moves())
     # Rule of the filter: no secret ticket before the first reveal, no unthreatened doubles.
@@ -117,11 +117,11 @@ def test_kernel_matches_engine_when_detectives_get_stuck(tmp_path: Path, name: s
     path.write_text(_SCARCE[name])
     rules = load_ruleset(str(path))
     tb = K.tables_for(rules)
-    out, scratch = _buffers(tb)
+    out = _buffer(tb)
     rng = random.Random(9)
     endings: set[Termination] = set()
     for seed in range(150):
-        _, outcome = _play_both(new_game(rules, seed), rng, tb, out, scratch)
+        _, outcome = _play_both(new_game(rules, seed), rng, tb, out)
         assert outcome is not None
         endings.add(outcome.termination)
     if name != "hidden-grid":
@@ -146,11 +146,11 @@ def test_kernel_matches_engine_from_positions_near_stuck(text: str) -> None:
     start = from_text(text)
     assert start.outcome is None
     tb = K.tables_for(start.rules)
-    out, scratch = _buffers(tb)
+    out = _buffer(tb)
     rng = random.Random(3)
     endings = set()
     for _ in range(40):
-        _, outcome = _play_both(start, rng, tb, out, scratch)
+        _, outcome = _play_both(start, rng, tb, out)
         assert outcome is not None
         endings.add(outcome.termination)
     assert endings & {Termination.DETECTIVES_STUCK, Termination.CORNERED}
@@ -175,10 +175,9 @@ def test_kernel_new_round_judges_set_up_positions_like_the_engine(
     state = from_text(text)
     assert (state.outcome.termination if state.outcome else None) is expected
     tb = K.tables_for(state.rules)
-    _, scratch = _buffers(tb)
     st = compact_state(state)
     st[K.ST_OUT] = K.OUT_NONE
-    K.new_round(tb, st, scratch)
+    K.new_round(tb, st)
     _assert_same(state, st)
 
 
@@ -194,8 +193,8 @@ def test_step_is_apply_move_then_search_moves(name: str, filtering: bool,
         name = str(tmp_path / f"{name}.toml")
     rules = load_ruleset(name)
     tb = K.tables_for(rules)
-    out, scratch = _buffers(tb)
-    moves, _ = _buffers(tb)
+    out = _buffer(tb)
+    moves = _buffer(tb)
     rng = random.Random(17)
     for seed in range(40):
         st = compact_state(new_game(rules, seed))
@@ -206,7 +205,7 @@ def test_step_is_apply_move_then_search_moves(name: str, filtering: bool,
             assert (moves[:n] == out[:n]).all()
             i = rng.randrange(n)
             t1, d1, t2, d2 = (int(x) for x in out[i])
-            K.apply_move(tb, ref, t1, d1, t2, d2, scratch)
+            K.apply_move(tb, ref, t1, d1, t2, d2)
             n = K.step(tb, st, moves, i, filtering)
             assert (st == ref).all()
         assert ref[K.ST_OUT] != K.OUT_NONE and K.search_moves(tb, ref, out, filtering) == 0

@@ -199,12 +199,6 @@ def _mrx_moves(tb: Tables, st: Any, out: Any, doubles: bool) -> int:
             return n
 
 
-@_no_refcounts
-def mrx_moves(tb: Tables, st: Any, out: Any, doubles: bool) -> int:
-    """Mister X's legal moves in engine order (``doubles=False`` leaves out double moves)."""
-    return _mrx_moves(tb, st, out, doubles)
-
-
 @njit(cache=True, inline="always")
 def _detective_moves(tb: Tables, st: Any, seat: int, out: Any) -> int:
     here = st[ST_POS + seat]
@@ -225,27 +219,10 @@ def _detective_moves(tb: Tables, st: Any, seat: int, out: Any) -> int:
     return n
 
 
-@_no_refcounts
-def detective_moves(tb: Tables, st: Any, seat: int, out: Any) -> int:
-    """Detective ``seat``'s legal moves in engine order."""
-    return _detective_moves(tb, st, seat, out)
-
-
-@_no_refcounts
-def legal_moves(tb: Tables, st: Any, out: Any) -> int:
-    """All legal moves of the seat to move, in the engine's order; 0 once the game is over."""
-    if st[ST_OUT] != OUT_NONE:
-        return 0
-    seat = st[ST_TO_MOVE]
-    if seat == 0:
-        return _mrx_moves(tb, st, out, True)
-    return _detective_moves(tb, st, seat, out)
-
-
 @njit(cache=True, inline="always")
 def _can_move(tb: Tables, st: Any, seat: int) -> bool:
     """True if ``seat`` has a legal move (for Mister X: a single one), as
-    ``mrx_moves(doubles=False) > 0`` or ``detective_moves > 0``, stopping at the first."""
+    ``_mrx_moves(doubles=False) > 0`` or ``_detective_moves > 0``, stopping at the first."""
     here = st[ST_POS + seat]
     if seat != 0 and tb.rp[RP_DET_TK] == 0:
         for j in range(tb.free_deg[here]):  # noqa: SIM110 (numba: no generators)
@@ -310,15 +287,6 @@ def _mrx_search_moves(tb: Tables, st: Any, out: Any, filtering: bool) -> int:
         doubles = True
 
 
-@_no_refcounts
-def filtered_mrx_moves(tb: Tables, st: Any, out: Any) -> int:
-    """Mister X's moves after move filtering (falls back to all moves if none survive).
-
-    Double moves are generated only when a detective could reach him next turn.
-    """
-    return _mrx_search_moves(tb, st, out, True)
-
-
 @njit(cache=True, inline="always")
 def _search_moves(tb: Tables, st: Any, out: Any, filtering: bool) -> int:
     if st[ST_OUT] != OUT_NONE:
@@ -338,11 +306,8 @@ def search_moves(tb: Tables, st: Any, out: Any, filtering: bool) -> int:
 
 
 @_no_refcounts
-def apply_move(tb: Tables, st: Any, t1: int, d1: int, t2: int, d2: int, scratch: Any) -> None:
-    """Apply a legal move in place, then pass the turn as :meth:`game.State.apply` does.
-
-    ``scratch`` is no longer used (kept so that callers need not change).
-    """
+def apply_move(tb: Tables, st: Any, t1: int, d1: int, t2: int, d2: int) -> None:
+    """Apply a legal move in place, then pass the turn as :meth:`game.State.apply` does."""
     if _move_effects(tb, st, t1, d1, t2, d2):
         _advance(tb, st, st[ST_TO_MOVE] + 1)
 
@@ -398,12 +363,9 @@ def _round_ends(tb: Tables, st: Any) -> bool:
 
 
 @_no_refcounts
-def new_round(tb: Tables, st: Any, scratch: Any) -> None:
+def new_round(tb: Tables, st: Any) -> None:
     """Mister X to move, or the rule ending that prevents it: full log (survived), no
-    detective able to move (stuck), Mister X unable to move (cornered), in that order.
-
-    ``scratch`` is no longer used (kept so that callers need not change).
-    """
+    detective able to move (stuck), Mister X unable to move (cornered), in that order."""
     _new_round(tb, st)
 
 
@@ -491,26 +453,18 @@ def playout_from(tb: Tables, st: Any, moves: Any, n: int, epsilon: float,
         n = step(tb, st, moves, i, filtering)
 
 
-@_no_refcounts
-def playout(tb: Tables, st: Any, moves: Any, scratch: Any, epsilon: float,
-            filtering: bool) -> None:
-    """Play ``st`` to the end in place: ε-greedy (ε = 1 is uniformly random).
-
-    ``scratch`` is no longer used (kept so that callers need not change).
-    """
-    playout_from(tb, st, moves, search_moves(tb, st, moves, filtering), epsilon, filtering)
-
-
 @njit(cache=True)
 def random_playouts(tb: Tables, st: Any, count: int, epsilon: float, filtering: bool,
                     seed: int) -> int:
-    """Run ``count`` playouts from ``st`` (a benchmark helper); returns Mister X's wins."""
+    """Run ``count`` ε-greedy playouts (ε = 1 is uniformly random) from ``st`` (a benchmark
+    helper); returns Mister X's wins."""
     np.random.seed(seed)
     moves = np.zeros((max_bound_from(tb), 4), dtype=np.int32)
     wins = 0
     for _ in range(count):
         work = st.copy()
-        playout(tb, work, moves, moves, epsilon, filtering)
+        playout_from(tb, work, moves, search_moves(tb, work, moves, filtering), epsilon,
+                     filtering)
         wins += work[ST_OUT] == OUT_SURVIVED or work[ST_OUT] == OUT_STUCK
     return wins
 
