@@ -11,7 +11,7 @@ differently. A ``--seed --pairing same-deal`` tournament shows the predictors wo
 Each predictor also gets the schedule entry of every game (its pair number and players)
 from the database, which the API does not tell: more than the public has, so the bound
 holds all the more. Chance is 1/13 (Mister X's start cards); each bound allows half the
-games, which a chance predictor reaches with probability about 1e-6.
+games, which a chance predictor reaches with probability about 1e-5.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from tournament.schedule import pair_seed
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
 BOTS = "random,greedy"
-PAIRS = 10
+PAIRS = 6
 
 # One worker plays the tournaments (a module fixture) for every test here.
 pytestmark = pytest.mark.xdist_group("deal_secrecy")
