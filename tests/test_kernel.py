@@ -15,7 +15,7 @@ from game import Outcome, State, Termination, from_text, load_ruleset, new_game
 _OUTCOMES = {K.OUT_CAUGHT: Termination.CAUGHT, K.OUT_SURVIVED: Termination.SURVIVED,
              K.OUT_CORNERED: Termination.CORNERED, K.OUT_STUCK: Termination.DETECTIVES_STUCK}
 
-GAMES = {"grid5": 800, "warwick": 300, "dash": 300, "bristol": 150, "classic": 150}
+GAMES = {"grid5": 400, "warwick": 150, "dash": 150, "bristol": 80, "classic": 80}
 
 
 def _buffer(tb: K.Tables) -> np.ndarray:
