@@ -129,7 +129,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 #: Groups whose tests run one after another on one worker, longest first: started first,
 #: so that the last of them does not end after every other test.
-LONG_GROUPS = ("ray-dqn", "ray", "browser", "deal_secrecy")
+LONG_GROUPS = ("ray", "ray-dqn", "browser", "deal_secrecy")
 
 
 def _run_order(item: pytest.Item) -> int:

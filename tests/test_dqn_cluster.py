@@ -4,11 +4,11 @@ Under CI (CI=true) a missing Ray is a failure; locally without Ray nothing is co
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -54,32 +54,6 @@ def test_an_actor_plays_the_seeded_games_and_returns_their_transitions() -> None
     assert all(t.next_obs is not None or t.reward != 0 for t in moves[-1:])
 
 
-if HAVE_RAY or os.environ.get("CI") == "true":
-    from bots.dqn.cluster import train_on_cluster
-
-    def test_two_actors_feed_the_learner_which_trains_and_saves(ray_local: Any,
-                                                                 tmp_path: Path) -> None:
-        trainer = Trainer(_spec(16, eval_every=8, eval_games=2))
-        before = export_params(trainer.agent.net)
-        seen: list[int] = []
-        stats, refreshes = train_on_cluster(trainer, ray_local, actors=2, refresh_steps=5,
-                                            on_game=lambda s: seen.append(s.games),
-                                            checkpoint=tmp_path / "run.ckpt.pt")
-        assert stats.games == 16 and seen == list(range(1, 17))
-        assert trainer.agent.updates > 0 and refreshes >= 1
-        assert len(trainer.agent.buffer) > 0 and len(stats.evals) == 2
-        after = export_params(trainer.agent.net)
-        assert any(not np.array_equal(before[k], after[k]) for k in before)
-        out = tmp_path / "w.npz"
-        trainer.save_weights(out, {"command": "test"})
-        model = load_model(out, trainer.spec.rules, Role.DETECTIVE)
-        state = new_game("grid5", seed=2)
-        state = state.apply(state.legal_moves()[0])
-        obs = observe(model.encoder, state.view(state.to_move), state.legal_moves())
-        assert np.isfinite(model.q(obs)).any()
-        assert (tmp_path / "run.ckpt.pt").exists()
-
-
 def test_bench_dqn_on_a_cluster_merges_its_seed_chunks_into_the_one_machine_numbers(
         request: pytest.FixtureRequest) -> None:
     """bench/dqn.py --cluster auto --jobs 4 (as in the README; the cluster is the tests' Ray
@@ -110,26 +84,84 @@ def test_bench_dqn_on_a_cluster_merges_its_seed_chunks_into_the_one_machine_numb
     assert done.returncode == 2 and "expected auto, ray://HOST:PORT" in done.stderr
 
 
-def test_cli_trains_with_two_local_actors_and_writes_loadable_weights(
+#: ``yard train dqn`` (yard.cli.main, as the ``yard`` script runs it) with
+#: :func:`~bots.dqn.cluster.train_on_cluster` watched: what it was asked, which games it
+#: reported, what it left in the learner, written as JSON to ``$YARD_TEST_FACTS``.
+_WATCHED_TRAIN = """
+import json, os, sys
+import numpy as np
+import bots.dqn.cluster
+from bots.dqn.model import export_params
+from yard.cli import main
+
+real, facts = bots.dqn.cluster.train_on_cluster, {}
+
+def watched(trainer, ray, actors, refresh_steps, *, on_game=None, checkpoint=None, **kw):
+    before, seen = export_params(trainer.agent.net), []
+
+    def game(stats):
+        seen.append(stats.games)
+        if on_game is not None:
+            on_game(stats)
+
+    stats, refreshes = real(trainer, ray, actors, refresh_steps, on_game=game,
+                            checkpoint=checkpoint, **kw)
+    after = export_params(trainer.agent.net)
+    facts.update(actors=actors, refresh_steps=refresh_steps, seen=seen, games=stats.games,
+                 updates=trainer.agent.updates, refreshes=refreshes,
+                 buffer=len(trainer.agent.buffer), evals=len(stats.evals),
+                 changed=any(not np.array_equal(before[k], after[k]) for k in before),
+                 checkpoint=checkpoint is not None and checkpoint.exists())
+    return stats, refreshes
+
+bots.dqn.cluster.train_on_cluster = watched
+try:
+    main(sys.argv[1:])
+finally:
+    with open(os.environ["YARD_TEST_FACTS"], "w") as out:
+        json.dump(facts, out)
+"""
+
+
+def test_cli_trains_with_two_actors_that_feed_the_learner_and_writes_loadable_weights(
         tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """`yard train dqn --cluster auto` (as in the README) on this machine's Ray instance (the
     tests' one, named by RAY_ADDRESS): `--cluster local:N` makes the same `ray.init` with
-    N CPUs that the ray_local fixture makes, the address forms are tests/test_cluster.py's."""
+    N CPUs that the ray_local fixture makes, the address forms are tests/test_cluster.py's.
+    Its learner (:func:`~bots.dqn.cluster.train_on_cluster`, watched) gets every game from
+    the two actors in order, learns from their transitions, refreshes their weights,
+    evaluates and checkpoints as it goes; the weights it writes load and play. One run for
+    the command and the library: each actor is a process that imports torch (seconds)."""
     if not HAVE_RAY:
         assert os.environ.get("CI") != "true", "CI must install the cluster extra"
         return
     ray = request.getfixturevalue("ray_local")
-    out = tmp_path / "w.npz"
-    env = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
+    out, facts = tmp_path / "w.npz", tmp_path / "facts.json"
+    env = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address,
+           "YARD_TEST_FACTS": str(facts)}
     done = subprocess.run(
-        [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])",
-         "train", "dqn", "--rules", "grid5", "--role", "detective", "--games", "6",
-         "--hidden", "16", "--learn-start", "20", "--batch-size", "8", "--eval-every", "0",
-         "--quiet", "--cluster", "auto", "--actors", "2", "--refresh-steps", "3",
-         "--out", str(out)], capture_output=True, text=True, timeout=300, env=env)
+        [sys.executable, "-c", _WATCHED_TRAIN, "train", "dqn", "--rules", "grid5",
+         "--role", "detective", "--opponents", "random,greedy", "--seed", "5",
+         "--games", "8", "--hidden", "32,16", "--learn-start", "40", "--train-every", "1",
+         "--batch-size", "16", "--eps-decay-games", "10", "--eval-every", "4",
+         "--eval-games", "2", "--quiet", "--cluster", "auto", "--actors", "2",
+         "--refresh-steps", "5", "--out", str(out),
+         "--checkpoint", str(tmp_path / "run.ckpt.pt")],
+        capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
-    assert "after 6 games" in done.stdout
-    load_model(out, load_ruleset("grid5"), Role.DETECTIVE)
+    assert "after 8 games" in done.stdout
+    seen = json.loads(facts.read_text())
+    assert seen["actors"] == 2 and seen["refresh_steps"] == 5
+    assert seen["games"] == 8 and seen["seen"] == list(range(1, 9))
+    assert seen["updates"] > 0 and seen["refreshes"] >= 1
+    assert seen["buffer"] > 0 and seen["evals"] == 2
+    assert seen["changed"]  # the learner's weights moved
+    assert seen["checkpoint"]  # written by train_on_cluster at its evaluations
+    model = load_model(out, load_ruleset("grid5"), Role.DETECTIVE)
+    state = new_game("grid5", seed=2)
+    state = state.apply(state.legal_moves()[0])
+    obs = observe(model.encoder, state.view(state.to_move), state.legal_moves())
+    assert np.isfinite(model.q(obs)).any()
 
 
 def test_cli_rejects_a_bad_cluster_address(tmp_path: Path) -> None:
