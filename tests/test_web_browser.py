@@ -1,10 +1,11 @@
 """The pages in a real browser: headless Chromium (Debian's ``chromium`` and
-``chromium-driver``) driven by Selenium, against a real match server on a real SQLite file.
+``chromium-driver``) driven by Selenium, against a real match server on a real SQLite file
+(the browser and the server on the seeded database are the group's, shared with the other
+browser test modules: :mod:`browser_helpers`).
 
-The server runs in the test's event loop, so every Selenium call goes through
-``asyncio.to_thread``. Screenshots of the main pages go to ``$YARD_SCREENSHOTS`` (default:
-``build/screenshots`` in the repository). Without a browser these tests are skipped
-locally and fail under ``CI=true``.
+Screenshots of the main pages go to ``$YARD_SCREENSHOTS`` (default: ``build/screenshots``
+in the repository). Without a browser these tests are skipped locally and fail under
+``CI=true``.
 """
 
 from __future__ import annotations
@@ -12,101 +13,45 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
-from web_helpers import (
-    CLASSIC_GAME,
-    XSS,
-    Seeded,
-    get_json,
-    running_server,
-    seed_database,
-    truth_path,
+from browser_helpers import (
+    WAIT_S,
+    Site,
+    js,
+    record_websockets,
+    run,
+    severe_logs,
+    shared_browser,
+    shared_site,
+    shoot,
+    stop_recording,
+    wait_for,
 )
+from web_helpers import CLASSIC_GAME, XSS, get_json, running_server, truth_path
 from websockets.asyncio.client import ClientConnection, connect
 
 from db.store import Database
 from protocol import PROTOCOL_VERSION, StartMatch, TimeControl
 from server.admin import AdminClient
 
-CHROMIUM = os.environ.get("YARD_CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("YARD_CHROMEDRIVER", "/usr/bin/chromedriver")
-SHOTS = Path(os.environ.get("YARD_SCREENSHOTS",
-                            Path(__file__).resolve().parent.parent / "build" / "screenshots"))
-WAIT_S = 20.0
 SLOW_BOT = Path(__file__).resolve().parent / "data" / "slow_bot.py"
 
-T = TypeVar("T")
-
-# The tests share one headless Chromium (the module's `driver`): one worker runs them all.
+# The browser test modules share one headless Chromium: one worker runs them all.
 pytestmark = pytest.mark.xdist_group("browser")
 
 
-def _browser_missing() -> str | None:
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not (Path(path).exists() or shutil.which(path)):
-            return f"{path} not found (apt-get install chromium chromium-driver)"
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (pip install -e '.[dev]')"
-    return None
+@pytest.fixture(scope="module")
+def driver(request: pytest.FixtureRequest) -> Iterator[Any]:
+    yield from shared_browser(request)
 
 
 @pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    yield from chromium()
-
-
-def chromium() -> Iterator[Any]:
-    """A headless Chromium for one test module (a module-scoped ``driver`` fixture yields
-    from this), quit afterwards."""
-    missing = _browser_missing()
-    if missing:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"browser tests need a browser in CI: {missing}")
-        pytest.skip(missing)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    # --disable-ipc-flooding-protection: Chromium ignores address changes beyond 200 in 10
-    # seconds in a page; the route property test (test_web_pages.py) makes more.
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1400,1000", "--hide-scrollbars",
-                "--disable-ipc-flooding-protection"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    chrome = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
-    chrome.set_page_load_timeout(WAIT_S)
-    try:
-        yield chrome
-    finally:
-        chrome.quit()
-
-
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
-    return seed_database(tmp_path_factory.mktemp("webui") / "yard.db")
-
-
-async def run(fn: Callable[..., T], *args: Any) -> T:
-    """A blocking Selenium call off the event loop that serves the pages."""
-    return await asyncio.to_thread(fn, *args)
-
-
-async def wait_for(driver: Any, check: Callable[[Any], Any], what: str) -> Any:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    def waiting() -> Any:
-        return WebDriverWait(driver, WAIT_S, poll_frequency=0.05).until(check, what)
-
-    return await run(waiting)
+def site(request: pytest.FixtureRequest) -> Site:
+    return shared_site(request)
 
 
 async def open_page(driver: Any, url: str) -> None:
@@ -117,69 +62,59 @@ async def open_page(driver: Any, url: str) -> None:
         "return document.body.getAttribute('data-ready') !== null"), f"{url} rendered")
 
 
-def js(driver: Any, script: str, *args: Any) -> Any:
-    return driver.execute_script(script, *args)
+async def test_leaderboard_page_shows_the_ratings(driver: Any, site: Site) -> None:
+    base = site.base
+    _, board = await get_json(f"{base}api/leaderboard?rules=grid5")
+    _, matrix = await get_json(f"{base}api/matrix?rules=grid5")
+    await open_page(driver, f"{base}#/?rules=grid5")
+    rows = await run(js, driver, """
+        const rows = 'table.leaderboard[data-ruleset="grid5"] tbody tr';
+        return [...document.querySelectorAll(rows)]
+          .map(tr => [...tr.children].map(td => td.textContent));""")
+    assert [r[1] for r in rows] == [row["player"] for row in board["rows"]]
+    assert [r[2] for r in rows] == [f"{row['elo']:.0f}" for row in board["rows"]]
+    assert [r[8] for r in rows] == [str(row["games"]) for row in board["rows"]]
+    cells = await run(js, driver, """
+        return [...document.querySelectorAll('table.matrix[data-ruleset="grid5"] td.cell')]
+          .map(td => td.getAttribute('data-rate'));""")
+    rates = [c["rate"] for row in matrix["cells"] for c in row if c["games"]]
+    assert [float(c) for c in cells if c is not None] == pytest.approx(rates)
+    # The XSS bot name is text, never markup: no <img>, no alert, its name shown as is.
+    assert await run(js, driver, "return document.querySelectorAll('main img').length") == 0
+    names = await run(js, driver, "return [...document.querySelectorAll('td.player')]"
+                                  ".map(td => td.textContent)")
+    assert XSS in names
+    assert not await run(severe_logs, driver)
+    await run(shoot, driver, "leaderboard")
+    await open_page(driver, f"{base}#/tournaments")
+    await wait_for(driver, lambda d: d.find_elements("css selector", "#tournaments tr"),
+                   "tournament list")
+    text = await run(lambda: driver.find_element("id", "tournaments").text)
+    assert "12/12" in text and "finished" in text and XSS in text
+    await run(shoot, driver, "tournaments")
+    await open_page(driver, f"{base}#/tournaments/{site.seeded.tournament_id}")
+    await wait_for(driver, lambda d: d.find_elements("css selector", "#games tr"), "games")
+    sprt = await run(lambda: driver.find_element("id", "sprt").text)
+    assert "greedy vs random" in sprt and "1 / 2 / 5 / 2 / 2" in sprt
+    deals = await run(lambda: driver.find_element("id", "deals").text)
+    assert "seed 0 (reproducible, predictable" in deals  # stored before secret deals
+    await run(shoot, driver, "tournament")
+    await open_page(driver, f"{base}#/games?player={XSS}")
+    await wait_for(driver, lambda d: d.find_elements("css selector", "#games tbody tr"),
+                   "filtered games")
+    shown = await run(js, driver, "return document.querySelectorAll('#games tbody tr')"
+                                  ".length")
+    assert shown == 8
+    assert await run(js, driver, "return document.querySelectorAll('main img').length") == 0
+    await run(shoot, driver, "games")
+    assert not await run(severe_logs, driver)
 
 
-def severe_logs(driver: Any) -> list[str]:
-    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
-
-
-def shoot(driver: Any, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(SHOTS / f"{name}.png"))
-
-
-async def test_leaderboard_page_shows_the_ratings(driver: Any, seeded: Seeded) -> None:
-    async with running_server(seeded.url) as (_, _app, base):
-        _, board = await get_json(f"{base}api/leaderboard?rules=grid5")
-        _, matrix = await get_json(f"{base}api/matrix?rules=grid5")
-        await open_page(driver, f"{base}#/?rules=grid5")
-        rows = await run(js, driver, """
-            const rows = 'table.leaderboard[data-ruleset="grid5"] tbody tr';
-            return [...document.querySelectorAll(rows)]
-              .map(tr => [...tr.children].map(td => td.textContent));""")
-        assert [r[1] for r in rows] == [row["player"] for row in board["rows"]]
-        assert [r[2] for r in rows] == [f"{row['elo']:.0f}" for row in board["rows"]]
-        assert [r[8] for r in rows] == [str(row["games"]) for row in board["rows"]]
-        cells = await run(js, driver, """
-            return [...document.querySelectorAll('table.matrix[data-ruleset="grid5"] td.cell')]
-              .map(td => td.getAttribute('data-rate'));""")
-        rates = [c["rate"] for row in matrix["cells"] for c in row if c["games"]]
-        assert [float(c) for c in cells if c is not None] == pytest.approx(rates)
-        # The XSS bot name is text, never markup: no <img>, no alert, its name shown as is.
-        assert await run(js, driver, "return document.querySelectorAll('main img').length") == 0
-        names = await run(js, driver, "return [...document.querySelectorAll('td.player')]"
-                                      ".map(td => td.textContent)")
-        assert XSS in names
-        assert not await run(severe_logs, driver)
-        await run(shoot, driver, "leaderboard")
-        await open_page(driver, f"{base}#/tournaments")
-        await wait_for(driver, lambda d: d.find_elements("css selector", "#tournaments tr"),
-                       "tournament list")
-        text = await run(lambda: driver.find_element("id", "tournaments").text)
-        assert "12/12" in text and "finished" in text and XSS in text
-        await run(shoot, driver, "tournaments")
-        await open_page(driver, f"{base}#/tournaments/{seeded.tournament_id}")
-        await wait_for(driver, lambda d: d.find_elements("css selector", "#games tr"), "games")
-        sprt = await run(lambda: driver.find_element("id", "sprt").text)
-        assert "greedy vs random" in sprt and "1 / 2 / 5 / 2 / 2" in sprt
-        deals = await run(lambda: driver.find_element("id", "deals").text)
-        assert "seed 0 (reproducible, predictable" in deals  # stored before secret deals
-        await run(shoot, driver, "tournament")
-        await open_page(driver, f"{base}#/games?player={XSS}")
-        await wait_for(driver, lambda d: d.find_elements("css selector", "#games tbody tr"),
-                       "filtered games")
-        shown = await run(js, driver, "return document.querySelectorAll('#games tbody tr')"
-                                      ".length")
-        assert shown == 8
-        assert await run(js, driver, "return document.querySelectorAll('main img').length") == 0
-        await run(shoot, driver, "games")
-        assert not await run(severe_logs, driver)
-
-
-async def _replay_state(driver: Any) -> dict[str, Any]:
+async def _replay_state(driver: Any, step: bool = False) -> dict[str, Any]:
+    """What the replay viewer shows; ``step``: after a click on its ▶ button first (in the
+    page, in the same round trip: the viewer renders the next frame as it is clicked)."""
     return await run(js, driver, """
+        if (arguments[0]) document.getElementById('next').click();
         const v = document.getElementById('viewer');
         const mrx = document.querySelector('.piece.mrx');
         const seen = document.querySelector('.piece.last-seen');
@@ -195,90 +130,90 @@ async def _replay_state(driver: Any) -> dict[str, Any]:
             .map(p => Number(p.getAttribute('data-station'))).sort((a, b) => a - b),
           log: [...document.querySelectorAll('#travel-log .slot')]
             .map(s => s.querySelector('.st').textContent),
-          // The page as driver.page_source serializes it, checked here (one round trip).
-          html: document.documentElement.outerHTML,
-        };""")
+          // What of Mister X the page as driver.page_source serializes it names, looked
+          // for in the page (one round trip, not the whole London page every frame).
+          named: ((html) => ['data-mrx', 'class="piece mrx'].filter(s => html.includes(s)))(
+            document.documentElement.outerHTML),
+        };""", step)
 
 
-async def test_replay_viewer_three_perspectives(driver: Any, seeded: Seeded) -> None:
+async def test_replay_viewer_three_perspectives(driver: Any, site: Site) -> None:
     from selenium.webdriver.common.keys import Keys
 
-    record = seeded.classic
+    record = site.seeded.classic
     truth = truth_path(record)
     reveals = set(record.ruleset_definition["reveal_moves"])
-    async with running_server(seeded.url) as (_, _app, base):
-        _, full = await get_json(f"{base}api/games/{CLASSIC_GAME}")
-        double = next(i for i, f in enumerate(full["frames"])
-                      if f["turn"] and len(f["turn"]["legs"]) == 2)
-        secret = next(i for i, f in enumerate(full["frames"]) if f["turn"] and any(
-            leg["ticket"] == "secret" for leg in f["turn"]["legs"]))
-        # Omniscient, by permalink: the true station, the path and the possible set.
-        await open_page(driver, f"{base}#/games/{CLASSIC_GAME}?move={double}&view=all")
-        state = await _replay_state(driver)
-        assert (state["frame"], state["perspective"]) == (double, "all")
-        assert state["mrx"] == truth[double][0]
-        assert state["possible"] == full["frames"][double]["possible"]
-        assert state["detectives"] == full["frames"][double]["detectives"]
-        assert state["log"][:truth[double][1]] == [str(e["station"]) for e in
-                                                   full["log"][:truth[double][1]]]
-        turns = await run(js, driver, "return [...document.querySelectorAll("
-                                      "'.turns tbody tr')].map(tr => tr.textContent)")
-        assert "random_move_on_timeout" in turns[0] and "timed out (details)" in turns[0]
-        assert "1.250 s" in turns[0] and "playouts 321" in turns[0]
-        assert "nodes 4096" in turns[1] and "depth 3" in turns[1]
-        await run(shoot, driver, "replay-omniscient")
-        # Step with the keyboard and the buttons; the permalink follows.
-        body = await run(driver.find_element, "tag name", "body")
-        await run(body.send_keys, Keys.ARROW_RIGHT)
-        assert (await _replay_state(driver))["frame"] == double + 1
-        await run(body.send_keys, Keys.ARROW_LEFT)
-        await run(body.send_keys, Keys.ARROW_LEFT)
-        assert (await _replay_state(driver))["frame"] == double - 1
-        await run(lambda: driver.find_element("id", "next").click())
-        assert (await _replay_state(driver))["frame"] == double
-        assert f"move={double}&view=all" in await run(lambda: driver.current_url)
-        # Mister X's perspective: his station, no possible-set shading.
-        await run(lambda: driver.find_element("css selector",
-                                              "[data-perspective=mrx]").click())
-        await wait_for(driver, lambda d: d.find_element("id", "viewer")
-                       .get_attribute("data-perspective") == "mrx", "mrx perspective")
-        state = await _replay_state(driver)
-        assert state["mrx"] == truth[double][0] and state["possible"] == []
-        await run(shoot, driver, "replay-mrx")
-        # The detectives' perspective, every frame: Mister X only where he surfaced.
-        await run(lambda: driver.find_element("css selector",
-                                              "[data-perspective=detectives]").click())
-        await wait_for(driver, lambda d: d.find_element("id", "viewer")
-                       .get_attribute("data-perspective") == "detectives", "detectives")
-        await run(lambda: driver.find_element("id", "first").click())
-        for frame in range(len(full["frames"])):
-            state = await _replay_state(driver)
-            assert state["frame"] == frame
-            assert state["mrxNodes"] == 0 and state["mrx"] is None
-            moves = truth[frame][1]
-            for slot, text in enumerate(state["log"][:moves], start=1):
-                expected = str(full["log"][slot - 1]["station"]) if slot in reveals else "?"
-                assert text == expected, (frame, slot)
-            last = max((s for s in reveals if s <= moves), default=None)
-            assert state["lastSeen"] == (None if last is None else
-                                         full["log"][last - 1]["station"])
-            assert state["possible"] == full["frames"][frame]["possible"]
-            page = state["html"]
-            assert "data-mrx" not in page and "class=\"piece mrx" not in page
-            if frame == secret:
-                await run(shoot, driver, "replay-detectives")
-            if frame == 1:
-                fault = await run(js, driver, "return document.querySelector("
-                                              "'.turns tbody tr').textContent")
-                assert "random_move_on_timeout" in fault and "details" not in fault
-            # The next frame: the ▶ button, clicked in the page (the keys and the button
-            # were driven through WebDriver above; its key events cost 80 ms a frame).
-            await run(js, driver, "document.getElementById('next').click()")
-        # The secret and double moves show as tickets in the travel log.
-        tickets = await run(js, driver, "return [...document.querySelectorAll("
-                                        "'#travel-log .slot .t')].map(t => t.textContent)")
-        assert "secret" in tickets
-        assert not await run(severe_logs, driver)
+    base = site.base
+    _, full = await get_json(f"{base}api/games/{CLASSIC_GAME}")
+    double = next(i for i, f in enumerate(full["frames"])
+                  if f["turn"] and len(f["turn"]["legs"]) == 2)
+    secret = next(i for i, f in enumerate(full["frames"]) if f["turn"] and any(
+        leg["ticket"] == "secret" for leg in f["turn"]["legs"]))
+    # Omniscient, by permalink: the true station, the path and the possible set.
+    await open_page(driver, f"{base}#/games/{CLASSIC_GAME}?move={double}&view=all")
+    state = await _replay_state(driver)
+    assert (state["frame"], state["perspective"]) == (double, "all")
+    assert state["mrx"] == truth[double][0]
+    assert state["possible"] == full["frames"][double]["possible"]
+    assert state["detectives"] == full["frames"][double]["detectives"]
+    assert state["log"][:truth[double][1]] == [str(e["station"]) for e in
+                                               full["log"][:truth[double][1]]]
+    turns = await run(js, driver, "return [...document.querySelectorAll("
+                                  "'.turns tbody tr')].map(tr => tr.textContent)")
+    assert "random_move_on_timeout" in turns[0] and "timed out (details)" in turns[0]
+    assert "1.250 s" in turns[0] and "playouts 321" in turns[0]
+    assert "nodes 4096" in turns[1] and "depth 3" in turns[1]
+    await run(shoot, driver, "replay-omniscient")
+    # Step with the keyboard and the buttons; the permalink follows.
+    body = await run(driver.find_element, "tag name", "body")
+    await run(body.send_keys, Keys.ARROW_RIGHT)
+    assert (await _replay_state(driver))["frame"] == double + 1
+    await run(body.send_keys, Keys.ARROW_LEFT)
+    await run(body.send_keys, Keys.ARROW_LEFT)
+    assert (await _replay_state(driver))["frame"] == double - 1
+    await run(lambda: driver.find_element("id", "next").click())
+    assert (await _replay_state(driver))["frame"] == double
+    assert f"move={double}&view=all" in await run(lambda: driver.current_url)
+    # Mister X's perspective: his station, no possible-set shading.
+    await run(lambda: driver.find_element("css selector",
+                                          "[data-perspective=mrx]").click())
+    await wait_for(driver, lambda d: d.find_element("id", "viewer")
+                   .get_attribute("data-perspective") == "mrx", "mrx perspective")
+    state = await _replay_state(driver)
+    assert state["mrx"] == truth[double][0] and state["possible"] == []
+    await run(shoot, driver, "replay-mrx")
+    # The detectives' perspective, every frame: Mister X only where he surfaced.
+    await run(lambda: driver.find_element("css selector",
+                                          "[data-perspective=detectives]").click())
+    await wait_for(driver, lambda d: d.find_element("id", "viewer")
+                   .get_attribute("data-perspective") == "detectives", "detectives")
+    await run(lambda: driver.find_element("id", "first").click())
+    for frame in range(len(full["frames"])):
+        # The next frame: the ▶ button, clicked in the page (the keys and the button were
+        # driven through WebDriver above; its key events cost 80 ms a frame).
+        state = await _replay_state(driver, step=frame > 0)
+        assert state["frame"] == frame
+        assert state["mrxNodes"] == 0 and state["mrx"] is None
+        moves = truth[frame][1]
+        for slot, text in enumerate(state["log"][:moves], start=1):
+            expected = str(full["log"][slot - 1]["station"]) if slot in reveals else "?"
+            assert text == expected, (frame, slot)
+        last = max((s for s in reveals if s <= moves), default=None)
+        assert state["lastSeen"] == (None if last is None else
+                                     full["log"][last - 1]["station"])
+        assert state["possible"] == full["frames"][frame]["possible"]
+        assert state["named"] == [], (frame, state["named"])
+        if frame == secret:
+            await run(shoot, driver, "replay-detectives")
+        if frame == 1:
+            fault = await run(js, driver, "return document.querySelector("
+                                          "'.turns tbody tr').textContent")
+            assert "random_move_on_timeout" in fault and "details" not in fault
+    # The secret and double moves show as tickets in the travel log.
+    tickets = await run(js, driver, "return [...document.querySelectorAll("
+                                    "'#travel-log .slot .t')].map(t => t.textContent)")
+    assert "secret" in tickets
+    assert not await run(severe_logs, driver)
 
 
 async def _hello_bot(url: str, name: str) -> ClientConnection:
@@ -299,18 +234,21 @@ async def _next_turn(ws: ClientConnection) -> dict[str, Any] | None:
 
 
 def _frames_received(driver: Any) -> list[dict[str, Any]]:
-    """Every websocket frame the page received (Chrome's performance log)."""
-    frames = []
-    for entry in driver.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message["method"] == "Network.webSocketFrameReceived":
-            frames.append(json.loads(message["params"]["response"]["payloadData"]))
-    return frames
+    """Every websocket frame the page received (:data:`browser_helpers.RECORDER`)."""
+    return list(driver.execute_script("return window.__frames"))
 
 
 async def test_live_game_advances_and_hides_mister_x(driver: Any, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'live.db'}"
     Database.connect(url).close()
+    recording = await run(record_websockets, driver)
+    try:
+        await _watch_live_game(driver, url)
+    finally:
+        await run(stop_recording, driver, recording)
+
+
+async def _watch_live_game(driver: Any, url: str) -> None:
     async with running_server(url) as (served, _app, base):
         ws_url = base.replace("http://", "ws://").rstrip("/")
         mrx_bot, det_bot = await _hello_bot(ws_url, "hider"), await _hello_bot(ws_url, "seeker")
@@ -326,7 +264,7 @@ async def test_live_game_advances_and_hides_mister_x(driver: Any, tmp_path: Path
                     "css selector", f'#live tr[data-game="{game}"] a').click())
                 await wait_for(driver, lambda d: d.find_elements(
                     "css selector", "#viewer[data-move-number='0']"), "live viewer")
-                await run(driver.get_log, "performance")  # drop earlier pages' frames
+                await run(js, driver, "window.__frames = []")  # drop the list page's frames
                 reveals = {3, 6, 9, 12, 15}
                 for seen_moves in range(1, 9):  # Mister X moves 1..8, watched one by one
                     turn = await _next_turn(mrx_bot)

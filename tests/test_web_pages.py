@@ -9,22 +9,27 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-from test_web_browser import chromium, js, run, severe_logs, wait_for
-from web_helpers import (
-    CLASSIC_GAME,
-    TEAM,
-    XSS,
-    Seeded,
-    add_team_tournament,
-    get_json,
-    running_server,
-    seed_database,
+from browser_helpers import (
+    DESKTOP,
+    FIT,
+    NAVIGATE,
+    PHONE,
+    Site,
+    js,
+    load,
+    run,
+    severe_logs,
+    shared_browser,
+    shared_site,
+    wait_for,
 )
+from web_helpers import CLASSIC_GAME, TEAM, XSS, get_json, running_server
 from websockets.asyncio.client import ClientConnection, connect
 
 from db.store import Database
@@ -33,79 +38,16 @@ from server.admin import AdminClient
 
 pytestmark = pytest.mark.xdist_group("browser")
 
-PHONE = (390, 844)
-DESKTOP = (1400, 1000)
+
+@pytest.fixture(scope="module")
+def driver(request: pytest.FixtureRequest) -> Iterator[Any]:
+    yield from shared_browser(request)
 
 
 @pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    yield from chromium()
-
-
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Seeded, str]:
+def site(request: pytest.FixtureRequest) -> Site:
     """The web tests' database plus a tournament of the team player :data:`TEAM`."""
-    seeded = seed_database(tmp_path_factory.mktemp("pages") / "yard.db")
-    return seeded, add_team_tournament(seeded.url)
-
-
-#: True once the router has rendered the address now in the location bar (a page that
-#: moves on by itself, as the live page to a stored game's replay, is waited for; the
-#: replay viewer adds ?move=&view= to its own address, so paths are compared).
-SETTLED = """
-const ready = document.body.getAttribute('data-ready');
-const now = location.hash.replace(/^#/, '') || '/';
-return ready !== null && ready.split('?')[0] === now.split('?')[0];
-"""
-
-#: What a rendered page shows: its heading, messages, and every address it fetched.
-PAGE = """
-const main = document.getElementById('main');
-return {
-  text: main.innerText,
-  h1: [...main.querySelectorAll('h1')].map(e => e.textContent),
-  errors: [...main.querySelectorAll('.error')].map(e => e.textContent),
-  notes: [...main.querySelectorAll('.note')].map(e => e.textContent),
-  fetched: performance.getEntriesByType('resource').map(e => e.name),
-  scrollY: window.scrollY,
-  at: [location.hash, document.body.getAttribute('data-ready')],
-};
-"""
-
-#: Go to address ``arguments[0]`` in the page already open (as a link does), wait in
-#: the page until it is rendered (at most ``arguments[1]`` ms), then answer :data:`PAGE`
-#: with ``settled``. An address with the path of the page shown passes through an unknown
-#: one first (the replay viewer keeps its page when only ?move=&view= change).
-NAVIGATE = """
-const [target, limit, done] = arguments;
-const path = (h) => (h.replace(/^#/, '') || '/').split('?')[0];
-const settled = () => { SETTLED };
-const page = () => { PAGE };
-const go = (hash) => new Promise((resolve) => {
-  document.body.removeAttribute('data-ready');
-  performance.clearResourceTimings();
-  location.hash = hash;
-  const start = Date.now();
-  const check = () => settled() || Date.now() - start > limit
-    ? resolve(settled()) : setTimeout(check, 2);
-  check();
-});
-(async () => {
-  if (path(location.hash) === path(target)) await go('#/-');
-  const ok = await go(target);
-  done({...page(), settled: ok});
-})();
-""".replace("SETTLED", SETTLED).replace("PAGE", PAGE)
-
-_counter = iter(range(1_000_000))
-
-
-async def load(driver: Any, base: str, hash_: str) -> dict[str, Any]:
-    """Open ``base`` + ``hash_`` as a fresh page (a query of its own makes every load a
-    real one) and wait until it is rendered; what it shows."""
-    await run(driver.get, f"{base}?load={next(_counter)}{hash_}")
-    await wait_for(driver, lambda d: d.execute_script(SETTLED), f"{hash_} rendered")
-    return dict(await run(js, driver, PAGE))
+    return shared_site(request)
 
 
 def failed_fetches(logs: list[str]) -> list[tuple[str, int]]:
@@ -178,174 +120,228 @@ def routes(tid: str, team_tid: str, players: list[str], rulesets: list[str],
     return out
 
 
-async def test_every_route_renders_a_page_or_a_message(driver: Any,
-                                                       seeded: tuple[Seeded, str]) -> None:
+@dataclass
+class Visit:
+    """One address of :func:`routes` as :func:`visit_routes` saw it."""
+
+    hash: str
+    expected: set[int]
+    """The API statuses other than 200 its page may meet."""
+    page: dict[str, Any]
+    """:data:`browser_helpers.NAVIGATE`'s answer."""
+    board: str | None
+    """A replay whose board was not laid out: what was waited for."""
+    fit: dict[str, Any]
+    """How the page fit the screen (:data:`browser_helpers.FIT`)."""
+    severe: list[str]
+    """The console's SEVERE entries it left."""
+
+
+@dataclass
+class Walk:
+    players: list[str]
+    rulesets: list[str]
+    visits: list[Visit]
+
+
+async def visit_routes(driver: Any, site: Site) -> Walk:
+    """Every address of :func:`routes`, opened one after another in one page at 390x844,
+    once for the two tests that check them (here and tests/test_web_phone.py: it is the
+    same walk, a hundred pages rendered): what each showed, how it fit the screen (a
+    replay's once its board is laid out) and the console's SEVERE entries it left."""
+    walk: Walk | None = site.cache.get("routes")
+    if walk is not None:
+        return walk
+    base = site.base
+    _, board = await get_json(f"{base}api/leaderboard", ready=True)
+    rulesets = [b["ruleset"] for b in board["rulesets"]]
+    players = sorted({r["player"] for b in board["rulesets"] for r in b["rows"]})
+    _, listing = await get_json(f"{base}api/games?limit=500", ready=True)
+    ids = [g["game_id"] for g in listing["games"]]
+    games = [CLASSIC_GAME, ids[1], next(i for i in ids if i.startswith("team-"))]
+    visits = []
+    try:
+        await run(driver.set_window_size, *PHONE)
+        await load(driver, base, "#/")
+        await run(severe_logs, driver)  # nothing from before
+        for hash_, expected in routes(site.seeded.tournament_id, site.team_tid, players,
+                                      rulesets, games):
+            page = await run(driver.execute_async_script, NAVIGATE, hash_, 10_000)
+            board_missing = None
+            if page["settled"] and "/games/" in hash_ and page["h1"] and \
+                    page["h1"][0].startswith("Game "):
+                # A replay: wait for its board to be laid out at this width.
+                try:
+                    await wait_for(driver, lambda d: d.execute_script(
+                        "const s = document.querySelector('svg.board');"
+                        "return !s || s.getAttribute('data-scale') !== null"), f"{hash_} board")
+                except Exception as exc:  # a TimeoutException: the test that needs it fails
+                    board_missing = f"{hash_} board: {exc!r}"
+            fit = await run(js, driver, FIT)
+            visits.append(Visit(hash_, expected, page, board_missing, fit,
+                                await run(severe_logs, driver)))
+    finally:
+        await run(driver.set_window_size, *DESKTOP)
+    walk = site.cache["routes"] = Walk(players, rulesets, visits)
+    return walk
+
+
+async def test_every_route_renders_a_page_or_a_message(driver: Any, site: Site) -> None:
     """Property: each address of :func:`routes` renders a page (a heading) or a clear
     message; never "Loading…" forever, never "undefined", "NaN" or "[object"; the page
     asks the API only with its own parameters; the browser's console has no SEVERE entry
     but an API answer the address was expected to meet (an unknown id's 404), and the page
-    then says what is wrong."""
-    data, team_tid = seeded
-    async with running_server(data.url) as (_, _app, base):
-        _, board = await get_json(f"{base}api/leaderboard", ready=True)
-        rulesets = [b["ruleset"] for b in board["rulesets"]]
-        players = sorted({r["player"] for b in board["rulesets"] for r in b["rows"]})
-        assert TEAM in players and XSS in players and rulesets == ["classic", "grid5"]
-        _, listing = await get_json(f"{base}api/games?limit=500", ready=True)
-        ids = [g["game_id"] for g in listing["games"]]
-        games = [CLASSIC_GAME, ids[1], next(i for i in ids if i.startswith("team-"))]
-        cases = routes(data.tournament_id, team_tid, players, rulesets, games)
-        assert len(cases) > 80
-        await load(driver, base, "#/")
-        await run(severe_logs, driver)  # nothing from before
-        for hash_, expected in cases:
-            page = await run(driver.execute_async_script, NAVIGATE, hash_, 10_000)
-            assert page["settled"], (hash_, page["at"], page["text"][:200])
-            text = page["text"]
-            assert "Loading…" not in text, hash_
-            assert page["h1"] or page["errors"], (hash_, text[:200])
-            assert all(e.strip() for e in page["errors"]), hash_
-            for bad in ("undefined", "NaN", "[object", "null"):
-                assert bad not in text, (hash_, bad, text[:300])
-            for address in page["fetched"]:
-                assert "object" not in address and "undefined" not in address, address
-                if "/api/games?" in address:
-                    assert set(re.findall(r"[?&]([^=&]+)=", address)) <= {
-                        "rules", "tournament", "player", "result", "termination", "limit",
-                        "offset"}, address
-            failed = failed_fetches(await run(severe_logs, driver))
-            assert {status for _, status in failed} <= expected, (hash_, failed)
-            if failed and not hash_.startswith("#/live/"):
-                assert page["errors"], (hash_, text[:200])
+    then says what is wrong. (On a phone's screen: :func:`visit_routes`.)"""
+    walk = await visit_routes(driver, site)
+    assert TEAM in walk.players and XSS in walk.players
+    assert walk.rulesets == ["classic", "grid5"]
+    assert len(walk.visits) > 80
+    for visit in walk.visits:
+        hash_, page = visit.hash, visit.page
+        assert page["settled"], (hash_, page["at"], page["text"][:200])
+        text = page["text"]
+        assert "Loading…" not in text, hash_
+        assert page["h1"] or page["errors"], (hash_, text[:200])
+        assert all(e.strip() for e in page["errors"]), hash_
+        for bad in ("undefined", "NaN", "[object", "null"):
+            assert bad not in text, (hash_, bad, text[:300])
+        for address in page["fetched"]:
+            assert "object" not in address and "undefined" not in address, address
+            if "/api/games?" in address:
+                assert set(re.findall(r"[?&]([^=&]+)=", address)) <= {
+                    "rules", "tournament", "player", "result", "termination", "limit",
+                    "offset"}, address
+        failed = failed_fetches(visit.severe)
+        assert {status for _, status in failed} <= visit.expected, (hash_, failed)
+        if failed and not hash_.startswith("#/live/"):
+            assert page["errors"], (hash_, text[:200])
 
 
 # ---------------------------------------------------------------------- the items
 
 
 async def test_team_leaderboard_link_lists_the_team_games(driver: Any,
-                                                          seeded: tuple[Seeded, str]) -> None:
+                                                          site: Site) -> None:
     """Item 14: a team player's leaderboard link (``#/games?player=random%2Fgreedy``)
     lists its games, naming the player with the bot that played each side."""
-    data, team_tid = seeded
-    async with running_server(data.url) as (_, _app, base):
-        await load(driver, base, f"#/?tournament={team_tid}")
-        link = await run(js, driver, """
-            return [...document.querySelectorAll('table.leaderboard td.player a')]
-              .find(a => a.textContent === arguments[0]).getAttribute('href');""", TEAM)
-        assert link == f"#/games?player={quote(TEAM, safe='')}&rules=grid5"
-        page = await load(driver, base, link)
-        assert "4 games" in page["notes"], page["text"][:300]
-        rows = await run(js, driver, "return [...document.querySelectorAll('#games tbody tr')]"
-                                     ".map(tr => [...tr.querySelectorAll('td.player')]"
-                                     ".map(td => td.textContent))")
-        assert len(rows) == 4
-        for mrx, detectives in rows:
-            assert f"{TEAM} (random)" in (mrx, detectives) or \
-                f"{TEAM} (greedy)" in (mrx, detectives), (mrx, detectives)
-        assert not await run(severe_logs, driver)
+    base = site.base
+    await load(driver, base, f"#/?tournament={site.team_tid}")
+    link = await run(js, driver, """
+        return [...document.querySelectorAll('table.leaderboard td.player a')]
+          .find(a => a.textContent === arguments[0]).getAttribute('href');""", TEAM)
+    assert link == f"#/games?player={quote(TEAM, safe='')}&rules=grid5"
+    page = await load(driver, base, link)
+    assert "4 games" in page["notes"], page["text"][:300]
+    rows = await run(js, driver, "return [...document.querySelectorAll('#games tbody tr')]"
+                                 ".map(tr => [...tr.querySelectorAll('td.player')]"
+                                 ".map(td => td.textContent))")
+    assert len(rows) == 4
+    for mrx, detectives in rows:
+        assert f"{TEAM} (random)" in (mrx, detectives) or \
+            f"{TEAM} (greedy)" in (mrx, detectives), (mrx, detectives)
+    assert not await run(severe_logs, driver)
 
 
 async def test_replay_permalinks_keep_the_header_and_controls_in_view(
-        driver: Any, seeded: tuple[Seeded, str]) -> None:
+        driver: Any, site: Site) -> None:
     """Item 15: a permalink to a move (``?move=10``, ``?move=end``) opens at the top of
     the page, on a phone (390x844) and on a desktop: the header and the replay controls
     in view, the move's row scrolled into view inside the turns panel only."""
-    async with running_server(seeded[0].url) as (_, _app, base):
-        try:
-            for width, height in (PHONE, DESKTOP):
-                await run(driver.set_window_size, width, height)
-                for move in ("10", "end", "20"):
-                    page = await load(driver, base, f"#/games/{CLASSIC_GAME}?move={move}")
-                    assert page["scrollY"] == 0, (width, move)
-                    view = await run(js, driver, """
-                        const box = (e) => e.getBoundingClientRect();
-                        const row = document.querySelector('.turns tr.current');
-                        const panel = row.closest('.turns');
-                        return {header: box(document.querySelector('header')).top,
-                          wide: document.documentElement.scrollWidth - window.innerWidth,
-                          controls: box(document.getElementById('next')).bottom,
-                          height: window.innerHeight,
-                          rowTop: box(row).top, rowBottom: box(row).bottom,
-                          panelTop: box(panel).top, panelBottom: box(panel).bottom};""")
-                    assert view["header"] == 0 and view["controls"] <= view["height"], view
-                    assert view["wide"] <= 0, view  # no sideways scrolling either
-                    assert view["panelTop"] <= view["rowTop"] and \
-                        view["rowBottom"] <= view["panelBottom"] + 1, (width, move, view)
-        finally:
-            await run(driver.set_window_size, *DESKTOP)
+    base = site.base
+    try:
+        for width, height in (PHONE, DESKTOP):
+            await run(driver.set_window_size, width, height)
+            for move in ("10", "end", "20"):
+                page = await load(driver, base, f"#/games/{CLASSIC_GAME}?move={move}")
+                assert page["scrollY"] == 0, (width, move)
+                view = await run(js, driver, """
+                    const box = (e) => e.getBoundingClientRect();
+                    const row = document.querySelector('.turns tr.current');
+                    const panel = row.closest('.turns');
+                    return {header: box(document.querySelector('header')).top,
+                      wide: document.documentElement.scrollWidth - window.innerWidth,
+                      controls: box(document.getElementById('next')).bottom,
+                      height: window.innerHeight,
+                      rowTop: box(row).top, rowBottom: box(row).bottom,
+                      panelTop: box(panel).top, panelBottom: box(panel).bottom};""")
+                assert view["header"] == 0 and view["controls"] <= view["height"], view
+                assert view["wide"] <= 0, view  # no sideways scrolling either
+                assert view["panelTop"] <= view["rowTop"] and \
+                    view["rowBottom"] <= view["panelBottom"] + 1, (width, move, view)
+    finally:
+        await run(driver.set_window_size, *DESKTOP)
 
 
 async def test_malformed_escapes_render_a_message(driver: Any,
-                                                  seeded: tuple[Seeded, str]) -> None:
+                                                  site: Site) -> None:
     """Item 16: ``#/games/%`` (and every other broken %-escape in a path) renders a
     message instead of "Loading…" forever with ``URIError: URI malformed``."""
-    async with running_server(seeded[0].url) as (_, _app, base):
-        for hash_ in ("#/games/%", "#/tournaments/%E0%A4%A", "#/live/%zz"):
-            page = await load(driver, base, hash_)
-            assert page["h1"] == ["Malformed address"], page["text"][:200]
-            assert "broken %-escape" in page["errors"][0]
-            assert not await run(severe_logs, driver), hash_
+    base = site.base
+    for hash_ in ("#/games/%", "#/tournaments/%E0%A4%A", "#/live/%zz"):
+        page = await load(driver, base, hash_)
+        assert page["h1"] == ["Malformed address"], page["text"][:200]
+        assert "broken %-escape" in page["errors"][0]
+        assert not await run(severe_logs, driver), hash_
 
 
 async def test_games_page_sends_only_its_filters(driver: Any,
-                                                 seeded: tuple[Seeded, str]) -> None:
+                                                 site: Site) -> None:
     """Item 17: the games page asks ``/api/games`` with its filters, the limit and the
     offset only (it sent ``page=[object Object]``), and its pager links keep the filters."""
-    async with running_server(seeded[0].url) as (_, _app, base):
-        page = await load(driver, base, "#/games?rules=grid5&offset=10")
-        [asked] = [a for a in page["fetched"] if "/api/games" in a]
-        assert asked.endswith("/api/games?rules=grid5&offset=10&limit=50"), asked
-        newer = await run(js, driver, "return [...document.querySelectorAll('main a')]"
-                                      ".find(a => a.textContent === '← newer').hash")
-        assert newer == "#/games?rules=grid5&offset=0"
-        assert not await run(severe_logs, driver)
+    base = site.base
+    page = await load(driver, base, "#/games?rules=grid5&offset=10")
+    [asked] = [a for a in page["fetched"] if "/api/games" in a]
+    assert asked.endswith("/api/games?rules=grid5&offset=10&limit=50"), asked
+    newer = await run(js, driver, "return [...document.querySelectorAll('main a')]"
+                                  ".find(a => a.textContent === '← newer').hash")
+    assert newer == "#/games?rules=grid5&offset=0"
+    assert not await run(severe_logs, driver)
 
 
-async def test_counts_read_right_for_one(driver: Any, seeded: tuple[Seeded, str]) -> None:
+async def test_counts_read_right_for_one(driver: Any, site: Site) -> None:
     """Item 20: "1 possible location", "1 game" (it said "1 possible locations"): every
     count goes through one helper."""
-    async with running_server(seeded[0].url) as (_, _app, base):
-        _, full = await get_json(f"{base}api/games/{CLASSIC_GAME}?perspective=detectives")
-        frame = next(i for i, f in enumerate(full["frames"]) if len(f["possible"]) == 1)
-        await load(driver, base, f"#/games/{CLASSIC_GAME}?move={frame}&view=detectives")
-        count = await run(js, driver, "return document.getElementById('possible-count')"
-                                      ".textContent")
-        assert count == "1 possible location"
-        page = await load(driver, base, "#/games?rules=classic")
-        assert "1 game" in page["notes"]
-        words = await run(driver.execute_async_script, """
-            const done = arguments[arguments.length - 1];
-            import('/static/dom.js').then(m => done(
-              [m.plural(0, 'game'), m.plural(1, 'game'), m.plural(2, 'pair')]));""")
-        assert words == ["0 games", "1 game", "2 pairs"]
-        assert not await run(severe_logs, driver)
+    base = site.base
+    _, full = await get_json(f"{base}api/games/{CLASSIC_GAME}?perspective=detectives")
+    frame = next(i for i, f in enumerate(full["frames"]) if len(f["possible"]) == 1)
+    await load(driver, base, f"#/games/{CLASSIC_GAME}?move={frame}&view=detectives")
+    count = await run(js, driver, "return document.getElementById('possible-count')"
+                                  ".textContent")
+    assert count == "1 possible location"
+    page = await load(driver, base, "#/games?rules=classic")
+    assert "1 game" in page["notes"]
+    words = await run(driver.execute_async_script, """
+        const done = arguments[arguments.length - 1];
+        import('/static/dom.js').then(m => done(
+          [m.plural(0, 'game'), m.plural(1, 'game'), m.plural(2, 'pair')]));""")
+    assert words == ["0 games", "1 game", "2 pairs"]
+    assert not await run(severe_logs, driver)
 
 
 async def test_empty_states_say_what_was_filtered(driver: Any,
-                                                  seeded: tuple[Seeded, str]) -> None:
+                                                  site: Site) -> None:
     """Item 21: a ruleset filter with another ruleset's tournament says that there are no
     decided games of that ruleset in that tournament, and which ruleset the tournament
     plays (it said "No decided games yet. Play some…"); empty games lists name their
     filters too."""
-    data, _ = seeded
-    tid = data.tournament_id
-    async with running_server(data.url) as (_, _app, base):
-        page = await load(driver, base, f"#/?rules=classic&tournament={tid}")
-        message = await run(js, driver, "return document.getElementById('no-games')"
-                                        ".textContent")
-        assert message == (f"No decided games of ruleset classic, tournament {tid}. "
-                           f"Tournament {tid} plays ruleset grid5."), message
-        assert "Play some" not in page["text"]
-        page = await load(driver, base, "#/?rules=nope")
-        assert "No decided games of ruleset nope." in page["text"]
-        page = await load(driver, base, "#/games?player=nobody&result=mrx")
-        assert "No games of player nobody, result mrx." in page["notes"][0]
-        page = await load(driver, base, "#/games?offset=500")
-        assert page["notes"][0] == ("No games on this page: 17 games match, and this page "
-                                    "starts at game 501. First page")
-        page = await load(driver, base, "#/?tournament=nope")
-        assert page["errors"][0].startswith("No tournament nope is stored here.")
-        assert not await run(severe_logs, driver)
+    tid = site.seeded.tournament_id
+    base = site.base
+    page = await load(driver, base, f"#/?rules=classic&tournament={tid}")
+    message = await run(js, driver, "return document.getElementById('no-games')"
+                                    ".textContent")
+    assert message == (f"No decided games of ruleset classic, tournament {tid}. "
+                       f"Tournament {tid} plays ruleset grid5."), message
+    assert "Play some" not in page["text"]
+    page = await load(driver, base, "#/?rules=nope")
+    assert "No decided games of ruleset nope." in page["text"]
+    page = await load(driver, base, "#/games?player=nobody&result=mrx")
+    assert "No games of player nobody, result mrx." in page["notes"][0]
+    page = await load(driver, base, "#/games?offset=500")
+    assert page["notes"][0] == ("No games on this page: 17 games match, and this page "
+                                "starts at game 501. First page")
+    page = await load(driver, base, "#/?tournament=nope")
+    assert page["errors"][0].startswith("No tournament nope is stored here.")
+    assert not await run(severe_logs, driver)
 
 
 async def _hello(url: str, name: str) -> ClientConnection:

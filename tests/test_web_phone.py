@@ -12,16 +12,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_web_browser import chromium, js, run, shoot, wait_for
-from test_web_pages import DESKTOP, NAVIGATE, PHONE, load, routes
-from web_helpers import (
-    CLASSIC_GAME,
-    Seeded,
-    add_team_tournament,
-    get_json,
-    running_server,
-    seed_database,
+from browser_helpers import (
+    DESKTOP,
+    FIT,
+    PHONE,
+    Site,
+    assert_fits,
+    js,
+    load,
+    run,
+    shared_browser,
+    shared_site,
+    shoot,
+    wait_for,
 )
+from test_web_pages import visit_routes
+from web_helpers import CLASSIC_GAME, running_server
 from websockets.asyncio.client import ClientConnection, connect
 
 from db.store import Database
@@ -30,31 +36,15 @@ from server.admin import AdminClient
 
 pytestmark = pytest.mark.xdist_group("browser")
 
-#: How the page fits the window: its width against the window's, the widest element
-#: outside a sideways-scrolling box (what makes it wider), and the menu's box.
-FIT = """
-const out = {scroll: document.documentElement.scrollWidth, inner: window.innerWidth,
-             body: document.body.scrollWidth, wide: []};
-for (const el of document.querySelectorAll('body *')) {
-  if (el.closest('.scroll, .turns, .board-port')) continue;
-  const box = el.getBoundingClientRect();
-  if (box.right > window.innerWidth + 0.5) out.wide.push(el.tagName + '.' + el.className);
-}
-const nav = document.querySelector('nav').getBoundingClientRect();
-out.nav = [nav.left, nav.right];
-return out;
-"""
+
+@pytest.fixture(scope="module")
+def driver(request: pytest.FixtureRequest) -> Iterator[Any]:
+    yield from shared_browser(request)
 
 
 @pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    yield from chromium()
-
-
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Seeded, str]:
-    seeded = seed_database(tmp_path_factory.mktemp("phone") / "yard.db")
-    return seeded, add_team_tournament(seeded.url)
+def site(request: pytest.FixtureRequest) -> Site:
+    return shared_site(request)
 
 
 @pytest.fixture
@@ -67,58 +57,36 @@ def phone(driver: Any) -> Iterator[Any]:
         driver.set_window_size(*DESKTOP)
 
 
-def assert_fits(fit: dict[str, Any], where: str) -> None:
-    assert fit["inner"] == PHONE[0], fit
-    assert fit["scroll"] <= fit["inner"], (where, fit)
-    assert not fit["wide"], (where, fit["wide"][:5])
-    assert fit["nav"][1] <= fit["inner"], (where, fit["nav"])
-
-
-async def test_no_page_is_wider_than_a_phone(phone: Any, seeded: tuple[Seeded, str]) -> None:
+async def test_no_page_is_wider_than_a_phone(driver: Any, site: Site) -> None:
     """Every route of :func:`test_web_pages.routes` at 390x844: no sideways page scroll,
-    no element past the right edge but inside a box that scrolls by itself."""
-    data, team_tid = seeded
-    async with running_server(data.url) as (_, _app, base):
-        _, board = await get_json(f"{base}api/leaderboard")
-        rulesets = [b["ruleset"] for b in board["rulesets"]]
-        players = sorted({r["player"] for b in board["rulesets"] for r in b["rows"]})
-        _, listing = await get_json(f"{base}api/games?limit=500")
-        ids = [g["game_id"] for g in listing["games"]]
-        games = [CLASSIC_GAME, ids[1], next(i for i in ids if i.startswith("team-"))]
-        cases = routes(data.tournament_id, team_tid, players, rulesets, games)
-        await load(phone, base, "#/")
-        for hash_, _statuses in cases:
-            page = await run(phone.execute_async_script, NAVIGATE, hash_, 10_000)
-            assert page["settled"], (hash_, page["at"])
-            if "/games/" in hash_ and page["h1"] and page["h1"][0].startswith("Game "):
-                # A replay: wait for its board to be laid out at this width.
-                await wait_for(phone, lambda d: d.execute_script(
-                    "const s = document.querySelector('svg.board');"
-                    "return !s || s.getAttribute('data-scale') !== null"), f"{hash_} board")
-            assert_fits(await run(js, phone, FIT), hash_)
+    no element past the right edge but inside a box that scrolls by itself. (The walk
+    over the routes is the route test's, :func:`test_web_pages.visit_routes`.)"""
+    for visit in (await visit_routes(driver, site)).visits:
+        assert visit.page["settled"], (visit.hash, visit.page["at"])
+        assert visit.board is None, visit.board
+        assert_fits(visit.fit, visit.hash)
 
 
-async def test_replay_controls_stay_in_view_on_a_phone(phone: Any,
-                                                       seeded: tuple[Seeded, str]) -> None:
+async def test_replay_controls_stay_in_view_on_a_phone(phone: Any, site: Site) -> None:
     """Scrolled down to the board and to the panels under it, the replay controls are
     still on screen (they stick to the top) and still work."""
-    async with running_server(seeded[0].url) as (_, _app, base):
-        await load(phone, base, f"#/games/{CLASSIC_GAME}?move=8&view=all")
-        await wait_for(phone, lambda d: d.execute_script(
-            "return document.querySelector('svg.board').getAttribute('data-scale')"), "board")
-        assert_fits(await run(js, phone, FIT), "replay")
-        await run(shoot, phone, "phone-replay")
-        for target in (".board-view", "#tickets", ".turns"):
-            box = await run(js, phone, """
-                document.querySelector(arguments[0]).scrollIntoView();
-                const next = document.getElementById('next').getBoundingClientRect();
-                return {top: next.top, bottom: next.bottom, height: window.innerHeight,
-                        scrolled: window.scrollY};""", target)
-            assert box["scrolled"] > 0, (target, box)
-            assert box["top"] >= 0 and box["bottom"] <= box["height"], (target, box)
-        await run(js, phone, "document.getElementById('next').click()")
-        await wait_for(phone, lambda d: d.find_element("id", "viewer")
-                       .get_attribute("data-frame") == "9", "stepped from the stuck controls")
+    base = site.base
+    await load(phone, base, f"#/games/{CLASSIC_GAME}?move=8&view=all")
+    await wait_for(phone, lambda d: d.execute_script(
+        "return document.querySelector('svg.board').getAttribute('data-scale')"), "board")
+    assert_fits(await run(js, phone, FIT), "replay")
+    await run(shoot, phone, "phone-replay")
+    for target in (".board-view", "#tickets", ".turns"):
+        box = await run(js, phone, """
+            document.querySelector(arguments[0]).scrollIntoView();
+            const next = document.getElementById('next').getBoundingClientRect();
+            return {top: next.top, bottom: next.bottom, height: window.innerHeight,
+                    scrolled: window.scrollY};""", target)
+        assert box["scrolled"] > 0, (target, box)
+        assert box["top"] >= 0 and box["bottom"] <= box["height"], (target, box)
+    await run(js, phone, "document.getElementById('next').click()")
+    await wait_for(phone, lambda d: d.find_element("id", "viewer")
+                   .get_attribute("data-frame") == "9", "stepped from the stuck controls")
 
 
 async def _hello(url: str, name: str) -> ClientConnection:

@@ -7,7 +7,8 @@ show what /api/ladder and /api/ladder/RULES/bots/NAME say.
 A real ``yard serve --ladder grid5,classic --house random`` process (the house bot connects
 by itself), headless Chromium via Selenium (as tests/test_web_browser.py). Every websocket
 frame the page receives is recorded by a wrapper around ``window.WebSocket`` installed
-before any page script runs (CDP ``Page.addScriptToEvaluateOnNewDocument``)."""
+before any page script runs (:func:`browser_helpers.record_websockets`). The browser is
+the group's (:mod:`browser_helpers`)."""
 
 from __future__ import annotations
 
@@ -24,37 +25,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_web_browser import WAIT_S, chromium, severe_logs, shoot
-from test_web_pages import DESKTOP, PHONE
-from test_web_phone import FIT, assert_fits
+from browser_helpers import (
+    DESKTOP,
+    FIT,
+    PHONE,
+    WAIT_S,
+    assert_fits,
+    record_websockets,
+    severe_logs,
+    shared_browser,
+    shoot,
+    stop_recording,
+)
 
 from tournament.processes import yard_argv
 
 pytestmark = pytest.mark.xdist_group("browser")
-
-#: Wraps window.WebSocket: every frame a page's sockets receive goes to ``window.__frames``
-#: (parsed), every frame they send to ``window.__sent``.
-RECORDER = """
-(() => {
-  const Native = window.WebSocket;
-  window.__frames = [];
-  window.__sent = [];
-  class Recording extends Native {
-    constructor(...args) {
-      super(...args);
-      this.addEventListener('message', (event) => {
-        try { window.__frames.push(JSON.parse(event.data)); }
-        catch { window.__frames.push({type: '?', raw: String(event.data)}); }
-      });
-    }
-    send(data) {
-      try { window.__sent.push(JSON.parse(data)); } catch { window.__sent.push(data); }
-      return super.send(data);
-    }
-  }
-  window.WebSocket = Recording;
-})();
-"""
 
 #: The Play page's state: null while nothing is to be done (the bot thinks, a move is
 #: on its way, the same turn as ``arguments[0]``), else the turn with its legal stations,
@@ -182,10 +168,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 @pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    for chrome in chromium():
-        chrome.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
-        yield chrome
+def driver(request: pytest.FixtureRequest) -> Iterator[Any]:
+    for chrome in shared_browser(request):
+        recording = record_websockets(chrome)
+        try:
+            yield chrome
+        finally:
+            stop_recording(chrome, recording)
 
 
 def wait(driver: Any, check: Callable[[Any], Any], what: str) -> Any:
@@ -227,7 +216,9 @@ def click_station(driver: Any, station: int) -> None:
 
     driver.execute_script("document.querySelector('.board-port').scrollIntoView({block: 'end'})")
     target = driver.find_element("css selector", f'svg.board .station[data-station="{station}"]')
-    ActionChains(driver).move_to_element(target).click().perform()
+    # No 250 ms glide of the pointer to it (Selenium's default), which Chromium plays out
+    # as mouse moves over the board.
+    ActionChains(driver, duration=0).move_to_element(target).click().perform()
 
 
 def next_turn(driver: Any, last: str | None) -> dict[str, Any]:
@@ -442,20 +433,38 @@ def test_classic_double_move_and_secret_ticket_through_the_chooser(
     assert not severe_logs(driver)
 
 
+def _people(base: str) -> set[str]:
+    """The people in the Play page's grid5 pool (/api/ladder)."""
+    rows = _get(f"{base}api/ladder")["people"].get("grid5") or []
+    return {str(r["name"]) for r in rows if str(r["name"]).startswith("human:")}
+
+
 def test_ladder_and_bot_pages(driver: Any, served: Served) -> None:
     """With a second bot on the grid5 ladder: the ladder page lists both (a link to each
     bot's page, the note, the link to the Elo leaderboard of ladder-grid5), the people's
-    table lists the players above; a bot's page plots its rating after each game (one
+    table lists the people who played grid5 (the tests above; run alone, this test has a
+    person play and resign one first); a bot's page plots its rating after each game (one
     point per game of its history) and links its recent games' replays."""
+    people_played = _people(served.base)
+    if not people_played:
+        start(driver, served.base, "dave", "grid5", "mrx")
+        driver.find_element("id", "resign").click()
+        driver.find_element("id", "resign").click()
+        wait(driver, lambda d: d.find_elements("css selector", "#play-view[data-state='over']"),
+             "the end")
+        stored_game(driver, served.base)
+        people_played = _until(lambda: _people(served.base), "dave in the people's pool")
+    # Six games with random (three pairs), then the bot leaves: no games played on in the
+    # background while the pages are looked at.
     log = (served.db.parent / "bot.log").open("wb")
     bot = subprocess.Popen(yard_argv("bot", "greedy", "--url",
                                      served.base.replace("http://", "ws://").rstrip("/"),
-                                     "--ladder", "grid5", "--max-games", "2"),
+                                     "--ladder", "grid5", "--max-games", "2", "--games", "6"),
                            stdout=log, stderr=subprocess.STDOUT)
     try:
         def rated() -> bool:
             rows = _get(f"{served.base}api/ladder")["ladders"]["grid5"]
-            return sum(int(r["games"]) for r in rows) >= 16
+            return sum(int(r["games"]) for r in rows) >= 12
 
         _until(rated, "ladder games", 60)
         driver.get(f"{served.base}?load={time.monotonic_ns()}#/ladder")
@@ -468,7 +477,7 @@ def test_ladder_and_bot_pages(driver: Any, served: Served) -> None:
         people = driver.execute_script(
             "return [...document.querySelectorAll('table.people[data-ruleset=\"grid5\"] "
             "tbody tr')].map(tr => tr.getAttribute('data-player'))")
-        assert {"human:alice", "human:bob"} <= set(people), people
+        assert people_played <= set(people), (people_played, people)
         elo = driver.find_element("css selector", "section[data-ruleset='grid5'] a.elo-link")
         assert elo.get_attribute("href").endswith("#/?tournament=ladder-grid5")
         assert "OpenSkill" in driver.find_element("id", "ladder-note").text
