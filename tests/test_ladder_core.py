@@ -89,7 +89,10 @@ def test_ladder_bots_are_matched_at_once_in_role_swapped_pairs() -> None:
     b = h.hello("b", ladder=["grid5"], max_games=2)
     assert len(h.of(a, GameOver)) >= 2 and len(h.of(b, GameOver)) >= 2
     sides = [start.seats[0] == "mrx" for start in h.of(a, GameStart)]  # type: ignore[attr-defined]
-    assert sides.count(True) == sides.count(False)  # both legs of each pair at once
+    # Both legs of the first pair at once (two free slots each); a later pair that finds
+    # one slot each starts its first leg and keeps the second waiting for the next slot.
+    assert sorted(sides[:2]) == [False, True]
+    assert abs(sides.count(True) - sides.count(False)) <= 1
     standings = h.core.ladder_standings(h.now)["grid5"]
     assert {r["name"] for r in standings} == {"a", "b"}
     assert all(int(str(r["games"])) >= 2 for r in standings)
