@@ -4,7 +4,7 @@ shared); a throwaway PostgreSQL schema (on the server named by YARD_TEST_POSTGRE
 compiled MCTS kernel, compiled once per run (:mod:`numba_warmup`).
 
 The suite runs on pytest-xdist workers (``-n auto --dist loadgroup`` in pyproject.toml;
-``auto`` is one worker more than cores, :func:`pytest_xdist_auto_num_workers`): tests that
+``auto`` is one worker per core, :func:`pytest_xdist_auto_num_workers`): tests that
 must share one process say so with ``pytest.mark.xdist_group`` (the Ray tests, the browser
 tests); everything else is spread over the workers one test at a time.
 """
@@ -94,11 +94,12 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one worker more than cores. Many tests spend much of their time waiting
-    (for bot processes to start and connect, for a timeout they test, for the browser), so
-    a core would idle while its only worker waits: measured on 2 idle cores (985 tests,
-    PostgreSQL included), 3 workers ran the suite in 4 min 0 s where 2 took 4 min 24 s."""
-    return (os.cpu_count() or 1) + 1
+    """``-n auto``: one worker per core. The suite is bound by CPU (its processes keep both
+    cores busy over nine tenths of the run), so a third worker on 2 cores only adds
+    contention: measured from a fresh clone on 2 idle cores (1,075 tests, PostgreSQL
+    included), 3 workers took 5 min 10 s and 620 CPU-s, 2 workers 4 min 58 s and 554 CPU-s.
+    (At 985 tests, with fewer processes per test, 3 had been the faster.)"""
+    return os.cpu_count() or 1
 
 
 @pytest.hookimpl(trylast=True)
