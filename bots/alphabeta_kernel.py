@@ -190,6 +190,11 @@ def _step(adj: Any, deg: Any, sec: Any, sec_deg: Any, reveal: Any, zobrist: Any,
     return size, h
 
 
+#: np.int64, for the moves' int32 fields passed to ``apply_move``: 64-bit like every other
+#: caller's (Python ints), so numba compiles one ``apply_move`` (about 10 s), not two.
+_wide: Any = np.int64
+
+
 @njit(cache=True, inline="always")
 def _child(tb: Tables, states: Any, moves: Any, belief: Any, count: Any,
            bhash: Any, zobrist: Any, tmp: Any, ply: int, index: int, leaf: bool) -> None:
@@ -200,7 +205,7 @@ def _child(tb: Tables, states: Any, moves: Any, belief: Any, count: Any,
     child = states[ply + 1]
     child[:] = parent
     mv = moves[ply, index]
-    apply_move(tb, child, mv[0], mv[1], mv[2], mv[3])
+    apply_move(tb, child, _wide(mv[0]), _wide(mv[1]), _wide(mv[2]), _wide(mv[3]))
     if child[ST_OUT] != OUT_NONE:
         return
     src = belief[ply]
