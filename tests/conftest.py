@@ -207,7 +207,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Compile the MCTS kernel (:mod:`numba_warmup`) in the background from the start of
     the session, holding the cache's lock until it is done: tests that use the kernel
     wait for it (:func:`_compiled_kernel`) and run last, the others run meanwhile. On a
-    fresh clone this is about a minute of CPU, once; with the cache filled, a second.
+    fresh clone this is over a minute of CPU, once; with the cache filled, a second.
     Started by the session's main process (the xdist controller, or the only process with
     -n 0)."""
     global _warmup
