@@ -362,7 +362,7 @@ def test_classic_double_move_and_secret_ticket_through_the_chooser(
     """Classic as Mister X: a double move (chooser: "…, then double move", a second
     station) and a secret ticket (chooser: "secret (black)"); the tickets and the travel
     log follow; then resign. Also the Play page's screenshots, desktop and phone."""
-    for _ in range(5):  # a new game if the random detectives catch him right away
+    for _ in range(5):  # a new game if the random detectives catch him within two moves
         driver.execute_script("window.__sent = []")
         start(driver, served.base, "carol", "classic", "mrx")
         turn = next_turn(driver, None)
@@ -380,16 +380,18 @@ def test_classic_double_move_and_secret_ticket_through_the_chooser(
         if driver.find_elements("css selector", "#chooser:not([hidden]) button[data-move]"):
             driver.find_element("css selector", "#chooser button[data-move]").click()
         turn = next_turn(driver, turn["turn"])
+        if turn["over"]:
+            continue
+        click_station(driver, turn["legal"][0])
+        wait(driver, lambda d: d.find_elements(
+            "css selector", "#chooser:not([hidden]) button[data-ticket='secret'][data-move]"),
+             "the secret ticket offered")
+        driver.find_element("css selector",
+                            "#chooser button[data-ticket='secret'][data-move]").click()
+        turn = next_turn(driver, turn["turn"])
         if not turn["over"]:
             break
-    assert not turn["over"], "five games ended at Mister X's first (double) move"
-    click_station(driver, turn["legal"][0])
-    wait(driver, lambda d: d.find_elements(
-        "css selector", "#chooser:not([hidden]) button[data-ticket='secret'][data-move]"),
-         "the secret ticket offered")
-    driver.find_element("css selector", "#chooser button[data-ticket='secret'][data-move]").click()
-
-    turn = next_turn(driver, turn["turn"])
+    assert not turn["over"], "five games ended within Mister X's first two moves"
     sent = [m["move"] for m in driver.execute_script("return window.__sent")
             if isinstance(m, dict) and m.get("type") == "move"]
     assert len(sent) == 2 and "+" in sent[0] and sent[1].startswith("secret:"), sent
