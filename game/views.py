@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields
 from functools import cache, cached_property
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from game.belief import after_detective_move, after_shown_entries, initial_belief
 from game.moves import TICKET_NAMES, Move, Ticket
@@ -146,6 +146,24 @@ def _eager_new(kind: type[View]) -> Callable[..., View]:
     return staticmethod(new)
 
 
+_V = TypeVar("_V")
+
+
+def _as_eager(kind: type[View]) -> Callable[[type[_V]], type[_V]]:
+    """Class decorator for a lazy view class: compared, hashed, printed, pickled, copied and
+    replaced (``dataclasses.replace``) as the eager ``kind`` view with its field values, and
+    no more ordered than one (a tuple underneath is no value)."""
+    def dress(cls: type[_V]) -> type[_V]:
+        for name, value in (("__eq__", _view_eq(kind)), ("__ne__", _view_ne),
+                            ("__hash__", kind.__hash__), ("__lt__", _unordered),
+                            ("__le__", _unordered), ("__gt__", _unordered),
+                            ("__ge__", _unordered), ("__repr__", _view_repr(kind)),
+                            ("__reduce__", _view_reduce(kind)), ("__new__", _eager_new(kind))):
+            setattr(cls, name, value)
+        return cls
+    return dress
+
+
 class _OnTrail:
     """The public fields of a lazy view, read from its :class:`PublicTrail` (item 0 of
     the tuple the view is)."""
@@ -184,6 +202,7 @@ class _OnTrail:
         return self[0].outcome  # type: ignore[no-any-return]
 
 
+@_as_eager(DetectiveView)
 class _LazyDetectiveView(tuple[Any, ...], _OnTrail, DetectiveView):
     """A :class:`DetectiveView` as :meth:`game.State.view` builds it for a seat other than
     the one to move (and not a spectator): the pair ``(trail, seat)``, every field but the
@@ -206,15 +225,8 @@ class _LazyDetectiveView(tuple[Any, ...], _OnTrail, DetectiveView):
         """Where Mister X may be."""
         return self[0].belief()  # type: ignore[no-any-return]
 
-    __eq__ = _view_eq(DetectiveView)
-    __ne__ = _view_ne
-    __hash__ = DetectiveView.__hash__
-    __lt__ = __le__ = __gt__ = __ge__ = _unordered
-    __repr__ = _view_repr(DetectiveView)
-    __reduce__ = _view_reduce(DetectiveView)
-    __new__ = _eager_new(DetectiveView)  # type: ignore[assignment]
 
-
+@_as_eager(MrXView)
 class _LazyMrXView(tuple[Any, ...], _OnTrail, MrXView):
     """A :class:`MrXView` as :meth:`game.State.view` builds it: the triple ``(trail, his
     station, his true travel log)``, the public fields read from the state's
@@ -241,14 +253,6 @@ class _LazyMrXView(tuple[Any, ...], _OnTrail, MrXView):
     def possible(self) -> frozenset[int]:
         """Where the detectives think he may be."""
         return self[0].belief()  # type: ignore[no-any-return]
-
-    __eq__ = _view_eq(MrXView)
-    __ne__ = _view_ne
-    __hash__ = MrXView.__hash__
-    __lt__ = __le__ = __gt__ = __ge__ = _unordered
-    __repr__ = _view_repr(MrXView)
-    __reduce__ = _view_reduce(MrXView)
-    __new__ = _eager_new(MrXView)  # type: ignore[assignment]
 
 
 _log_entry = cache(LogEntryView)
@@ -371,6 +375,7 @@ def _append_shown(shown: ShownLog, new: tuple[ShownEntry, ...],
         {"ticket": names[e.ticket], "station": e.station} for e in views), reveal)
 
 
+@_as_eager(DetectiveView)
 class PublicTrail(tuple[Any, ...], DetectiveView):
     """The public part of one state, linked to its parent's: what every seat may know of
     the game so far, and nothing else; itself the :class:`DetectiveView` of the detective
@@ -474,14 +479,6 @@ class PublicTrail(tuple[Any, ...], DetectiveView):
             child.__dict__["_shown"] = built
         return built
 
-    __eq__ = _view_eq(DetectiveView)
-    __ne__ = _view_ne
-    __hash__ = DetectiveView.__hash__
-    __lt__ = __le__ = __gt__ = __ge__ = _unordered
-    __repr__ = _view_repr(DetectiveView)
-    __reduce__ = _view_reduce(DetectiveView)
-    __new__ = _eager_new(DetectiveView)  # type: ignore[assignment]
-
 
 def trail_node(rules: Ruleset, parent: PublicTrail | None, to_move: int,
                detectives: tuple[int, ...], tickets: tuple[tuple[int, ...], ...],
@@ -558,8 +555,8 @@ def lazy_view_from_dict(data: dict[str, Any], rules: Ruleset) -> MrXView | Detec
     view on every turn, and a bot may never read it). Equal to, hashed and pickled as the
     eager view; a malformed ``data`` raises (as :func:`view_from_dict`) on that first read.
     ``data`` is kept until then: do not modify it."""
-    view: MrXView | DetectiveView = _new(_WireMrXView if "mrx" in data
-                                         else _WireDetectiveView)
+    view: MrXView | DetectiveView = (_new(_WireMrXView) if "mrx" in data
+                                     else _new(_WireDetectiveView))
     view.__dict__["_wire"] = (data, rules)
     return view
 
@@ -582,30 +579,18 @@ def _wire_field(view: View, name: str) -> Any:
     return attrs[name]
 
 
+@_as_eager(DetectiveView)
 class _WireDetectiveView(DetectiveView):
     """A :class:`DetectiveView` from the wire, its fields built from the dict on first
     read (:func:`lazy_view_from_dict`)."""
 
     __getattr__ = _wire_field
-    __eq__ = _view_eq(DetectiveView)
-    __ne__ = _view_ne
-    __hash__ = DetectiveView.__hash__
-    __repr__ = _view_repr(DetectiveView)
-    __reduce__ = _view_reduce(DetectiveView)
-    __new__ = _eager_new(DetectiveView)  # type: ignore[assignment]
 
-
+@_as_eager(MrXView)
 class _WireMrXView(MrXView):
     """A :class:`MrXView` from the wire, built on first read (:func:`lazy_view_from_dict`)."""
 
     __getattr__ = _wire_field
-    __eq__ = _view_eq(MrXView)
-    __ne__ = _view_ne
-    __hash__ = MrXView.__hash__
-    __repr__ = _view_repr(MrXView)
-    __reduce__ = _view_reduce(MrXView)
-    __new__ = _eager_new(MrXView)  # type: ignore[assignment]
-
 
 def _tickets_tuple(raw: dict[str, int] | None) -> tuple[int, ...]:
     if raw is None:
