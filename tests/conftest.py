@@ -130,7 +130,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 #: Groups whose tests run one after another on one worker, longest first: started first,
 #: so that the last of them does not end after every other test.
-LONG_GROUPS = ("ray", "ray-dqn", "browser", "deal_secrecy")
+LONG_GROUPS = ("ray", "browser", "deal_secrecy")
 
 
 def _run_order(item: pytest.Item) -> int:
@@ -145,12 +145,12 @@ def _run_order(item: pytest.Item) -> int:
     return len(LONG_GROUPS) + (item.path.name in KERNEL_USERS)
 
 
-#: The xdist groups of the tests that start Ray (tests/test_cluster.py: ``ray``,
-#: tests/test_dqn_cluster.py: ``ray-dqn``): one worker runs a group's tests one after
-#: another, sharing one local Ray instance; the two groups run at once, each on its own
-#: instance. A test that runs ``--cluster auto`` names its instance with RAY_ADDRESS
-#: (``auto`` alone would connect to whichever Ray instance the machine started last).
-RAY_GROUPS = ("ray", "ray-dqn")
+#: The xdist group of the tests that start Ray (tests/test_cluster.py and
+#: tests/test_dqn_cluster.py): one worker runs them one after another, sharing one local
+#: Ray instance (starting one costs about 5 CPU-s). A test that runs ``--cluster auto``
+#: names the instance with RAY_ADDRESS (``auto`` alone would connect to whichever Ray
+#: instance the machine started last).
+RAY_GROUPS = ("ray",)
 _ray: Any = None
 
 

@@ -180,27 +180,6 @@ def _wait_for_claim(db_url: str, tournament_id: str, owner: str) -> int:
 
 if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
 
-    def test_two_workers_store_every_scheduled_game_exactly_once(
-            ray_local: Any, pg_url: str, tmp_path: Path) -> None:
-        db = Database.connect(pg_url)
-        tid = _tournament(db, "random,greedy", pairs=3)
-        workers: list[tuple[Any, int, str]] = []
-        report = ClusterRun(db, pg_url, tid, parse_cluster("local:2"), lease_s=10,
-                            child_log=tmp_path / "children.log",
-                            on_workers=workers.extend).run()
-        assert report.workers == 2 and report.cpus_per_game == 1 and report.lost == 0
-        assert len(workers) == 2 and len({pid for _, pid, _ in workers}) == 2
-        assert len({pid for _, pid, _ in workers} & {os.getpid()}) == 0
-        stored = _stored(pg_url, tid)
-        assert sorted(stored) == list(range(6)) and set(stored.values()) == {1}
-        assert report.progress.done == 6 and db.pending(tid) == []
-        # Both workers played (each worker runs its own server: games name their owner).
-        with sa.create_engine(pg_url).connect() as conn:
-            leases = conn.execute(sa.select(ScheduledGameRow.lease_owner).where(
-                ScheduledGameRow.tournament_id == tid)).scalars().all()
-        assert leases == [None] * 6  # every lease released
-        db.close()
-
     def test_an_sprt_on_two_workers_stops_early_and_a_resume_plays_nothing(
             ray_local: Any, pg_url: str, tmp_path: Path) -> None:
         db = Database.connect(pg_url)
@@ -208,10 +187,14 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
                               move_time=5.0, sprt=SprtSpec.parse("elo0=0,elo1=400").to_dict())
         tid = create(db, spec)
         seen: list[str] = []
+        workers: list[tuple[Any, int, str]] = []
         report = ClusterRun(db, pg_url, tid, parse_cluster("local:2"), lease_s=10,
-                            child_log=tmp_path / "children.log",
+                            child_log=tmp_path / "children.log", on_workers=workers.extend,
                             on_progress=lambda p: seen.append(
                                 p.sprt.decision.value if p.sprt else "none")).run()
+        # Two workers, each a process of its own (Ray actors, not this one).
+        assert report.workers == 2 and report.cpus_per_game == 1 and report.lost == 0
+        assert len({pid for _, pid, _ in workers} - {os.getpid()}) == 2
         state = sprt_state(db, tid)  # recomputed from every stored game
         assert state is not None and state.decision is Decision.H1
         assert report.progress.sprt == state and db.get_tournament(tid).finished
@@ -242,7 +225,8 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
         a dead worker's lease still running, games never claimed): `yard tournament resume
         --cluster auto` (as in the README: the cluster this machine joined, here the tests'
         Ray instance named by RAY_ADDRESS) plays exactly the missing games, each once, and
-        keeps the stored ones. One worker (--concurrency 1): the tests above play on two."""
+        keeps the stored ones, on two workers (--concurrency 2) that share what is left:
+        every scheduled game stored exactly once, every lease released."""
         db = Database.connect(pg_url)
         tid = _tournament(db, "random,greedy", pairs=3)
         entries = db.scheduled(tid)
@@ -255,7 +239,7 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
         db.release(parked.schedule_id, "old-worker-1", aborted=True)
         env = {**os.environ, "RAY_ADDRESS": ray_local.get_runtime_context().gcs_address}
         done = subprocess.run(
-            [*YARD, "tournament", "resume", tid, "--cluster", "auto", "--concurrency", "1",
+            [*YARD, "tournament", "resume", tid, "--cluster", "auto", "--concurrency", "2",
              "--lease-time", "10", "--json", "--db", pg_url, "--log",
              str(tmp_path / "children.log")],
             capture_output=True, text=True, timeout=300, env=env)
@@ -263,12 +247,17 @@ if POSTGRES_URL and (HAVE_RAY or os.environ.get("CI") == "true"):
         payload = json.loads(done.stdout)
         assert payload["cluster"]["address"] == "auto"
         assert payload["cluster"]["lost_workers"] == 0
+        assert payload["cluster"]["workers"] == 2 and payload["cluster"]["cpus_per_game"] == 1
         stored = _stored(pg_url, tid)
         assert sorted(stored) == list(range(6)) and set(stored.values()) == {1}
         assert {g.game_id for g in db.list_games(tournament_id=tid)} >= {"before-0",
                                                                          "before-1"}
         assert db.load_game("before-0").outcome.termination is Termination.DISCONNECTED
         assert db.pending(tid) == [] and db.held(tid) == 0
+        with sa.create_engine(pg_url).connect() as conn:
+            leases = conn.execute(sa.select(ScheduledGameRow.lease_owner).where(
+                ScheduledGameRow.tournament_id == tid)).scalars().all()
+        assert leases == [None] * 6  # every lease released
         db.close()
 
     def test_a_worker_killed_mid_game_loses_and_duplicates_nothing(

@@ -28,7 +28,7 @@ TINY = DqnConfig(hidden=(32, 16), learn_start=40, train_every=1, batch_size=16,
 
 # One worker runs these tests one after another on one Ray instance (conftest.RAY_GROUPS),
 # while another runs tests/test_cluster.py on its own.
-pytestmark = pytest.mark.xdist_group("ray-dqn")
+pytestmark = pytest.mark.xdist_group("ray")
 
 
 def _spec(games: int, eval_every: int = 0, eval_games: int = 2) -> TrainSpec:

@@ -20,9 +20,6 @@ from sqlalchemy.engine import Engine
 
 from db.store import Database
 from db.store.queries import WithheldCache, game_counts
-from ratings.bootstrap import DEFAULT_SAMPLES
-from ratings.elo import fit_elo
-from ratings.leaderboard import leaderboard as build_leaderboard
 from ratings.matrix import win_rate_matrix
 from ratings.outcomes import from_results
 
@@ -93,6 +90,12 @@ class RatingsCache:
             return value
 
     def _compute(self, ruleset: str, tournament_id: str | None) -> _Ratings:
+        # numpy comes with the fit: a server that is never asked for ratings starts without
+        # it (every `yard serve` and tournament run starts one).
+        from ratings.bootstrap import DEFAULT_SAMPLES
+        from ratings.elo import fit_elo
+        from ratings.leaderboard import leaderboard as build_leaderboard
+
         withheld = self.withheld.get().ids
         data = from_results([row for row in self.store.results(ruleset, tournament_id)
                              if row.game_id not in withheld])

@@ -14,7 +14,6 @@ from server.auth import client_admin_token
 from server.house import HouseBot
 from server.run import run_server, server_config
 from tournament.engines import Engine
-from tournament.match import play_match
 from yard.cli.options import (
     BOT_SPEC,
     BOT_SPEC_LIST,
@@ -166,6 +165,10 @@ def match(rules: str, mrx: BotSpec, detectives: list[BotSpec], engines: tuple[En
                          Policy(OnTimeout(on_timeout), max_illegal))
     if server_url:
         admin_token = client_admin_token(server_url, admin_token, admin_token_file)
+    # Here, not at the top: `yard serve` (every tournament run starts one) never needs
+    # the match runner or the numpy it brings.
+    from tournament.match import play_match
+
     result = play_match(request, [mrx, *detectives], list(engines), server_url, admin_token,
                         db_url)
     _print_result(result, as_json)
