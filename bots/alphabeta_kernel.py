@@ -50,6 +50,7 @@ from bots.mcts.kernel import (
     ST_TO_MOVE,
     Tables,
     apply_move,
+    copy_row,
     max_bound_from,
     search_moves,
     state_size,
@@ -66,7 +67,7 @@ forget_stale(__file__, [_kernel.__file__ or ""])
 MAX_PLY = 66  # plies of buffers: bots.alphabeta.MAX_DEPTH plus the root, with a spare
 TT_BITS = 18  # default table: 2**18 entries, 10 MiB
 _CLOCK_MASK = 1023  # read the clock when the node count is a multiple of 1024
-_INSERTION_MAX = 24  # longer move lists are sorted with numpy's (stable) mergesort
+_INSERTION_MAX = 24  # longer move lists are merge sorted (_argsort_stable)
 
 # Workspace.counters
 C_NODES, C_LIMIT, C_ABORT, C_HITS, C_GEN, C_ROOT = 0, 1, 2, 3, 4, 5
@@ -203,7 +204,7 @@ def _child(tb: Tables, states: Any, moves: Any, belief: Any, count: Any,
     of the set is needed, and a finished game needs none."""
     parent = states[ply]
     child = states[ply + 1]
-    child[:] = parent
+    copy_row(child, parent)
     mv = moves[ply, index]
     apply_move(tb, child, _wide(mv[0]), _wide(mv[1]), _wide(mv[2]), _wide(mv[3]))
     if child[ST_OUT] != OUT_NONE:
@@ -216,7 +217,7 @@ def _child(tb: Tables, states: Any, moves: Any, belief: Any, count: Any,
         size, h = _step(adj, deg, sec, sec_deg, reveal, zobrist, src, dst, child, mv[0],
                         mv[1], log + 1)
         if mv[2] >= 0:
-            tmp[:] = dst
+            copy_row(tmp, dst)
             size, h = _step(adj, deg, sec, sec_deg, reveal, zobrist, tmp, dst, child, mv[2],
                             mv[3], log + 2)
         count[ply + 1] = size
@@ -227,7 +228,7 @@ def _child(tb: Tables, states: Any, moves: Any, belief: Any, count: Any,
     count[ply + 1] = count[ply] - src[there]
     if leaf:
         return
-    dst[:] = src
+    copy_row(dst, src)
     h = bhash[ply]
     if src[there]:
         dst[there] = 0
@@ -238,12 +239,39 @@ def _child(tb: Tables, states: Any, moves: Any, belief: Any, count: Any,
 # --------------------------------------------------------------------------- move ordering
 
 
+@njit(cache=True)
+def _argsort_stable(keys: Any, n: int) -> Any:
+    """The indices 0..n-1 stably sorted by ``keys[:n]``, as ``np.argsort(keys[:n],
+    kind="mergesort")``: a bottom-up merge sort, written out because numba's own stable
+    argsort takes seconds to compile for each type of key."""
+    a = np.arange(n)
+    b = np.empty(n, np.int64)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j = lo, mid
+            for k in range(lo, hi):
+                if j < hi and (i >= mid or keys[a[j]] < keys[a[i]]):
+                    b[k] = a[j]
+                    j += 1
+                else:
+                    b[k] = a[i]
+                    i += 1
+        a, b = b, a
+        width *= 2
+    return a
+
+
 @njit(cache=True, inline="always")
 def _stable_sort(keys: Any, order: Any, n: int) -> None:
     """``order[:n]``: indices 0..n-1 sorted by ``keys``, ties in generation order (as
     Python's sorted)."""
     if n > _INSERTION_MAX:
-        order[:n] = np.argsort(keys[:n], kind="mergesort")
+        perm = _argsort_stable(keys, n)
+        for i in range(n):
+            order[i] = perm[i]
         return
     for i in range(n):
         order[i] = i
@@ -496,7 +524,7 @@ def _resort(order: Any, values: Any, keys: Any, n: int, maximise: bool) -> None:
     Python's ``sorted(order, key=..., reverse=maximise)``."""
     for j in range(n):
         keys[j] = -values[order[j]] if maximise else values[order[j]]
-    perm = np.argsort(keys[:n], kind="mergesort")
+    perm = _argsort_stable(keys, n)
     was = order[:n].copy()
     for j in range(n):
         order[j] = was[perm[j]]
@@ -512,7 +540,7 @@ def _deepen(tb: Tables, ws: Workspace, roots: Any, possible: Any, max_depth: int
     ``ws.root_f[R_TOTAL]`` and its order in ``ws.order[0]`` (an unfinished iteration, cut
     off by the budget, changes neither)."""
     _set_belief(ws, possible)
-    ws.states[0] = roots[0]
+    copy_row(ws.states[0], roots[0])
     order = ws.order[0]
     n = _ordered(tb, ws.states[0], ws.moves[0], ws.keys[0], order, ws.config[CF_FILTER] == 1,
                  0, _NO_MOVE)
@@ -524,11 +552,12 @@ def _deepen(tb: Tables, ws: Workspace, roots: Any, possible: Any, max_depth: int
     for depth in range(1, max_depth + 1):
         run[:n] = 0.0
         for r in range(count):
-            ws.states[0] = roots[r]
+            copy_row(ws.states[0], roots[r])
             if not _root_values(tb, ws, n, depth, run):
                 return reached
         _resort(order, run, keys, n, maximise)
-        total[:n] = run[:n]
+        for j in range(n):
+            total[j] = run[j]
         reached = depth
         if abs(total[order[0]]) / count > _FORCED:
             break  # a forced result: deeper search cannot change it

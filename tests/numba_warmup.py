@@ -4,7 +4,7 @@ into numba's on-disk cache.
 tests/conftest.py starts this script in the background when a test session starts; tests
 that run the kernel (in the test process or in ``yard`` subprocesses) wait for it to end
 and then load the compiled code from the cache. On a fresh clone the cache is empty and
-compiling costs over a minute of CPU (73 CPU-s on 2 cores): without this, every test
+compiling costs about a minute of CPU (65 CPU-s on 2 cores): without this, every test
 worker and every subprocess that got there first would compile it again at the same time.
 
 Run by hand: ``.venv/bin/python tests/numba_warmup.py``.

@@ -128,3 +128,20 @@ def test_profile_option() -> None:
     assert AlphaBetaBot().profile == "kernel"
     with pytest.raises(BotOptionError, match="profile"):
         make_bot("alphabeta", 1, {"profile": "fast"})
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64"])
+def test_the_merge_sort_orders_as_numpys_stable_argsort(dtype: str) -> None:
+    """The search's own stable argsort (move lists longer than insertion sort's, root
+    re-sorts) gives numpy's stable order: ties in index order, every length up to 300."""
+    import numpy as np
+
+    from bots.alphabeta_kernel import _argsort_stable
+
+    rng = np.random.default_rng(8)
+    for n in [*range(0, 40), 63, 64, 65, 127, 128, 129, 300]:
+        keys = rng.integers(-5, 6, n + 3).astype(dtype)  # few values: many ties
+        if dtype == "float64" and n:
+            keys[rng.integers(0, n)] = -np.inf
+        got = _argsort_stable(keys, n)
+        assert got.tolist() == np.argsort(keys[:n], kind="mergesort").tolist(), n

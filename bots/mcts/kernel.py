@@ -127,6 +127,14 @@ def tk_index(st: Any, seat: int, ticket: int) -> int:
 
 
 @njit(cache=True, inline="always")
+def copy_row(dst: Any, src: Any) -> None:
+    """``dst[:] = src`` for two 1-D arrays of one length, as a loop: numba's slice
+    assignment also compiles a shape-mismatch error message, seconds of cold compile."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@njit(cache=True, inline="always")
 def _blocked(st: Any, station: int, skip: int) -> bool:
     """True if a detective other than seat ``skip`` stands on ``station``."""
     for seat in range(1, st[ST_K] + 1):  # noqa: SIM110 (numba: no generators)

@@ -31,6 +31,7 @@ from bots.mcts.kernel import (
     ST_POS,
     ST_TO_MOVE,
     Tables,
+    copy_row,
     max_bound_from,
     playout_from,
     search_moves,
@@ -148,7 +149,7 @@ def _reward(mover: int, mrx_won: bool, catcher: int, root_seat: int, r: float) -
 def _add_child(tree: Tree, parent: int, moves: Any, i: int, key: int, mover: int) -> int:
     node = tree.size[0]
     tree.size[0] += 1
-    tree.move[node, :] = moves[i, :]
+    copy_row(tree.move[node], moves[i])
     tree.key[node] = key
     tree.first[node] = -1
     tree.sibling[node] = tree.first[parent]
@@ -222,7 +223,7 @@ def run_iterations(tb: Tables, tree: Tree, root: Any, possible: Any, weights: An
     c, r, epsilon = floats[FP_C], floats[FP_R], floats[FP_EPSILON]
     cap = tree.key.shape[0]
     for _ in range(iterations):
-        st[:] = root
+        copy_row(st, root)
         if ints[IP_DETERMINIZE] == 1:
             st[ST_POS] = _sample(possible, cats, counts, weights, ints[IP_LC] == 1)
         node = 0
