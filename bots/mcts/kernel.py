@@ -370,6 +370,19 @@ def _round_ends(tb: Tables, st: Any) -> bool:
     return True
 
 
+# A round's end (once per round) calls these two rather than inlining them into
+# apply_move and new_round (step, the playouts' path, inlines its own): two more inlined
+# copies of _can_move in apply_move cost seconds of cold compile.
+@_no_refcounts
+def _can_move_called(tb: Tables, st: Any, seat: int) -> bool:
+    return _can_move(tb, st, seat)
+
+
+@_no_refcounts
+def _round_ends_called(tb: Tables, st: Any) -> bool:
+    return _round_ends(tb, st)
+
+
 @_no_refcounts
 def new_round(tb: Tables, st: Any) -> None:
     """Mister X to move, or the rule ending that prevents it: full log (survived), no
@@ -379,10 +392,10 @@ def new_round(tb: Tables, st: Any) -> None:
 
 @njit(cache=True, inline="always")
 def _new_round(tb: Tables, st: Any) -> None:
-    if _round_ends(tb, st):
+    if _round_ends_called(tb, st):
         return
     st[ST_TO_MOVE] = 0
-    if not _can_move(tb, st, 0):
+    if not _can_move_called(tb, st, 0):
         st[ST_OUT] = OUT_CORNERED
 
 
