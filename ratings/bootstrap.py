@@ -28,6 +28,7 @@ from ratings.elo import (
     DEFAULT_PRIOR_SD,
     Cells,
     FloatArray,
+    RawFit,
     fit_cells,
     ridge_for,
 )
@@ -97,18 +98,32 @@ def bootstrap(games: Sequence[GameOutcome], players: Sequence[str], anchor: int 
     n = len(players)
     out = [np.full((samples, n), np.nan) for _ in range(3)]
     advantage = np.full(samples, np.nan)
+    # A resample is its multiplicity vector: with few units most resamples repeat one
+    # already fitted (one pair: every one), so each distinct one is fitted once.
+    fitted: dict[bytes, RawFit | None] = {}
     for b in range(samples):
         multiplicity = np.bincount(rng.integers(0, len(units), len(units)),
                                    minlength=len(units)).astype(np.float64)
-        n_games, n_wins = multiplicity @ counts, multiplicity @ wins
-        keep = n_games > 0
-        sample = Cells(cells.mrx[keep], cells.det[keep], n_games[keep], n_wins[keep])
-        if anchor is not None and not _plays(sample, anchor):
+        key = multiplicity.tobytes()
+        if key not in fitted:
+            fitted[key] = _fit_resample(multiplicity, cells, counts, wins, n, anchor, ridge)
+        raw = fitted[key]
+        if raw is None:
             continue
-        raw = fit_cells(sample, n, anchor, ridge)
         out[0][b], out[1][b], out[2][b] = raw.overall, raw.mrx, raw.det
         advantage[b] = raw.advantage
     return BootstrapSamples(out[0], out[1], out[2], advantage)
+
+
+def _fit_resample(multiplicity: FloatArray, cells: Cells, counts: FloatArray,
+                  wins: FloatArray, n: int, anchor: int | None, ridge: float) -> RawFit | None:
+    """The models refitted on one resample (None when it leaves out the anchor)."""
+    n_games, n_wins = multiplicity @ counts, multiplicity @ wins
+    keep = n_games > 0
+    sample = Cells(cells.mrx[keep], cells.det[keep], n_games[keep], n_wins[keep])
+    if anchor is not None and not _plays(sample, anchor):
+        return None
+    return fit_cells(sample, n, anchor, ridge)
 
 
 def _plays(cells: Cells, player: int) -> bool:

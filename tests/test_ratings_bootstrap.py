@@ -119,3 +119,20 @@ def test_wilson_interval_known_values(k: int, n: int, expected: tuple[float, flo
 def test_wilson_rejects_impossible_counts() -> None:
     with pytest.raises(ValueError, match="3/2"):
         wilson_interval(3, 2)
+
+
+def test_one_pair_gives_every_replicate_the_fit_of_the_pair_itself() -> None:
+    """With one role-swapped pair every resample is that pair (fitted once, reused): each
+    replicate is exactly the fit of the two games."""
+    from ratings.elo import DEFAULT_PRIOR_SD, fit_cells, ridge_for, tabulate
+
+    players = ["greedy", "random"]
+    games = [GameOutcome("greedy", "random", True, "p0", "grid5"),
+             GameOutcome("random", "greedy", False, "p0", "grid5")]
+    samples = bootstrap(games, players, 0, samples=50, seed=1)
+    direct = fit_cells(tabulate(games, players), 2, 0, ridge_for(DEFAULT_PRIOR_SD))
+    for replicates, fitted in ((samples.overall, direct.overall), (samples.mrx, direct.mrx),
+                               (samples.det, direct.det)):
+        assert replicates.shape == (50, 2)
+        assert all(np.array_equal(row, fitted, equal_nan=True) for row in replicates)
+    assert np.all(samples.advantage == direct.advantage)
