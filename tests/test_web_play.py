@@ -278,6 +278,10 @@ def test_a_person_plays_grid5_as_mister_x(driver: Any, served: Served) -> None:
     sent = play_out(driver, each)
     record = stored_game(driver, served.base)
     assert sent and moves_of(record, lambda seat: seat == "mrx") == sent
+    # His travel log holds every move he made, the last one too when the detectives end
+    # the game before his next turn (no view brings it then).
+    shown = [(t, st) for t, st in driver.execute_script(SHOWN)["log"] if st]
+    assert shown == [tuple(leg.split(":")) for move in sent for leg in move.split("+")]
     assert page_moves(driver) == sent
     assert record["players"]["mrx"] == "human:alice" and record["tournament_id"] == "play-grid5"
     headline = driver.find_element("id", "play-headline")

@@ -227,7 +227,7 @@ export async function showPlay(main, params) {
 
     // What the page knows: only what the server sent to this seat.
     const game = { id: null, rules: null, seats: [], view: null, turn: null, moves: [],
-      path: [], over: null, refused: false, sending: false, pending: null, armed: false };
+      path: [], unseen: [], over: null, refused: false, sending: false, pending: null, armed: false };
     let clock = null;
     const moveLog = new Map(); // turn -> {seat, move}
 
@@ -301,6 +301,7 @@ export async function showPlay(main, params) {
           game.players = msg.players;
           game.clock = msg.time_control;
           game.view = msg.view;
+          game.unseen = [];
           if (side === "mrx") game.path = [msg.view.mrx];
           {
             const hunters = unique(Object.entries(msg.players).filter(([seat]) => seat !== "mrx")
@@ -315,6 +316,7 @@ export async function showPlay(main, params) {
         case "your_turn":
           if (msg.game !== game.id) break;
           game.view = msg.view;
+          game.unseen = [];  // the view's log has Mister X's own moves up to now
           game.turn = { turn: msg.turn, seat: msg.seat, moves: msg.legal.map(parseMove) };
           game.pending = null;
           game.sending = false;
@@ -333,6 +335,9 @@ export async function showPlay(main, params) {
             const legs = parseMove(msg.move).legs;
             game.path.push(...legs.map((l) => l.to));
             game.view.mrx = legs[legs.length - 1].to;
+            // His travel log shows the move at once: the next view would bring it, but
+            // the detectives may end the game before he gets one.
+            game.unseen.push(...legs.map((l) => ({ ticket: l.ticket, station: l.to })));
           } else {
             const i = parseInt(msg.seat.slice(1), 10) - 1;
             game.view.detectives[i] = parseMove(msg.move).legs[0].to;
@@ -546,7 +551,8 @@ export async function showPlay(main, params) {
       }
       mount(ticketsPanel, h("h3", {}, "Tickets left"), ticketsTable(view.tickets));
       mount(logPanel, h("h3", {}, "Mister X's travel log"),
-        travelLog(game.rules, view.log, view.move_number));
+        travelLog(game.rules, [...view.log, ...game.unseen],
+          view.move_number + game.unseen.length));
       movesBody.replaceChildren(...[...moveLog.entries()].sort((a, b) => b[0] - a[0])
         .map(([turn, m]) => h("tr", { "data-turn": turn, "data-seat": m.seat,
           class: m.mine ? "mine" : "" },
