@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bots.base import Bot
+from bots.base import NO_VIEW, Bot, reads_view
 from game import MRX, Move, Outcome, Ruleset, State, Termination, Winner, load_ruleset, new_game
 from ratings.stats import wilson_interval
 
@@ -74,13 +74,15 @@ def play_game(rules: Ruleset | str, mrx: Bot, detectives: Sequence[Bot],
     result = GameResult(seed, state, state)
     played = result.moves.append
     choose = [bot.choose for bot in bots]
+    reads = [reads_view(bot) for bot in bots]
     # One turn: the mover's view, its bot's choice, the check, the next state. The view
     # is lazy (game.views.PublicTrail, itself the view of the detective to move): a bot
-    # that never reads its travel log or possible set does not pay for them.
+    # that never reads its travel log or possible set does not pay for them, and one that
+    # reads no view at all (Bot.reads_view) gets none built.
     while state.outcome is None:
         seat = state.to_move
         legal = state.legal_moves()
-        move = choose[seat](state.view(seat), legal)
+        move = choose[seat](state.view(seat) if reads[seat] else NO_VIEW, legal)
         if move not in legal:
             result.final = state
             result.outcome = Outcome.forfeit(seat, Termination.ILLEGAL_MOVE)

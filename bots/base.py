@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, cast
 
 from bots.options import takes_seed
 from game import Move, Outcome, Ruleset, View
@@ -36,6 +36,29 @@ def require_role(bot: Bot, role: str) -> None:
     if role not in bot.roles:
         can = " or ".join(sorted(bot.roles)) or "nothing"
         raise BotRoleError(f"bot {bot.name!r} cannot play {role}; it plays {can}")
+
+
+class _NoView:
+    """What :data:`NO_VIEW` is: no fields; reading one says why there is none."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"no view to read {name!r} from: this bot's class declares "
+                             "reads_view = False (bots.base.Bot.reads_view)")
+
+    def __repr__(self) -> str:
+        return "NO_VIEW"
+
+
+#: The ``view`` the arena passes to a bot that declares ``reads_view = False``.
+NO_VIEW: View = cast(View, _NoView())
+
+
+def reads_view(bot: Bot) -> bool:
+    """Whether ``bot`` reads the views it is given: ``False`` only if its own class (not a
+    base class: a subclass may read what its base ignores) sets ``reads_view = False``."""
+    return vars(type(bot)).get("reads_view", True) is not False
 
 
 class Bot(ABC):
@@ -57,6 +80,11 @@ class Bot(ABC):
     #: Not inherited: only the class that sets it is fast (a subclass of a fast bot that
     #: adds a search runs in the thread unless it sets ``fast = True`` itself).
     fast: ClassVar[bool] = False
+    #: ``False`` for a bot whose :meth:`choose` never reads its ``view`` (it picks from the
+    #: legal moves alone): the in-process arena then builds no view for it and passes
+    #: :data:`NO_VIEW`, which raises ``AttributeError`` on any read. Not inherited, as
+    #: :attr:`fast` (see :func:`reads_view`).
+    reads_view: ClassVar[bool] = True
     #: The seed this bot was created with (``None``: unseeded).
     seed: int | None
     #: The bot's random generator: seeded from :attr:`seed`, then reseeded for each game

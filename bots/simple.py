@@ -69,6 +69,7 @@ class RandomBot(Bot):
 
     name = "random"
     fast = True
+    reads_view = False
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
         return self.rng.choice(legal)

@@ -14,7 +14,7 @@ from bots.arena import (
     seat_bots,
     wilson_interval,
 )
-from bots.base import Bot, BotRoleError
+from bots.base import NO_VIEW, Bot, BotRoleError, reads_view
 from bots.registry import make_bot
 from bots.simple import RandomBot, RunBot, RushBot
 from game import Move, Outcome, Ruleset, Termination, View, Winner, new_game
@@ -72,6 +72,59 @@ def test_each_seat_sees_its_own_view_and_bots_learn_their_seats() -> None:
     assert all(v.seat == 0 for v in mrx.views)
     assert all(v.seat in (1, 3, 5) and not hasattr(v, "mrx") for v in d_a.views)
     assert len(mrx.outcomes) == len(d_a.outcomes) == 1
+
+
+class Peeker(Bot):
+    """Plays at random and keeps every view it got (a bot that reads its views)."""
+
+    name = "peeker"
+
+    def __init__(self) -> None:
+        self.views: list[View] = []
+
+    def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        self.views.append(view)
+        return self.rng.choice(legal)
+
+
+class Blind(RandomBot):
+    """A random bot that declares it reads no view, and keeps what it got."""
+
+    reads_view = False
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.views: list[View] = []
+
+    def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        self.views.append(view)
+        return super().choose(view, legal)
+
+
+def test_a_bot_that_reads_no_view_gets_none_and_plays_the_same_game() -> None:
+    """RandomBot declares reads_view = False: the arena builds no view for it (NO_VIEW,
+    which names the field a read asked for) and the game is the one a bot with views
+    plays. The declaration is not inherited (Recorder, a RandomBot, reads its views), and
+    the detectives beside a blind Mister X still see what the engine says they may."""
+    assert not reads_view(RandomBot()) and reads_view(Recorder()) and reads_view(Blind()) is False
+    blind, seeing = Blind(), Recorder()
+    a = play_game("classic", blind, [RandomBot()], seed=5)
+    b = play_game("classic", seeing, [RandomBot()], seed=5)
+    assert a.moves == b.moves and a.outcome == b.outcome
+    assert blind.views and all(v is NO_VIEW for v in blind.views)
+    assert all(v.seat == 0 for v in seeing.views)
+    with pytest.raises(AttributeError, match=r"'possible'.*reads_view = False"):
+        _ = NO_VIEW.possible
+    detectives = Peeker()
+    result = play_game("classic", RandomBot(), [detectives], seed=6)
+    state = result.start
+    seen = iter(detectives.views)
+    for seat, move in result.moves:
+        if seat != 0:
+            view = next(seen)
+            assert view == state.view(seat)
+            assert view.possible == state.possible_locations()
+        state = state.apply(move)
 
 
 def test_illegal_move_forfeits() -> None:
