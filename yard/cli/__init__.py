@@ -25,7 +25,7 @@ COMMANDS: dict[str, str] = {
     "web": "yard.cli.web:web",
     "match": "yard.cli.serve:match",
     "bot": "yard.cli.bots:bot",
-    "bots": "yard.cli.bots:list_bots",
+    "bots": "yard.cli.botlist:list_bots",
     "bot-check": "yard.cli.botcheck:bot_check",
     "games": "yard.cli.records:games",
     "replay": "yard.cli.records:replay",

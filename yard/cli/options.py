@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import click
 
 from bots.spec import BotSpec, BotSpecError, parse_option_pairs, parse_spec, parse_spec_list
 from db.defaults import DEFAULT_DB_URL
 from game.errors import YardError
-from tournament.engines import Engine, join_engine_args, parse_engine
+
+if TYPE_CHECKING:
+    from tournament.engines import Engine
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -27,11 +29,19 @@ class ParsedParam(click.ParamType, Generic[T]):  # type: ignore[type-arg]
     """A click parameter whose text a library function parses into a value of type ``T``;
     a value that is already parsed (a default, or a second conversion) passes through."""
 
-    def __init__(self, name: str, parse: Callable[[str], T], parsed: type | tuple[type, ...]
-                 ) -> None:
+    def __init__(self, name: str, parse: Callable[[str], T],
+                 parsed: type | tuple[type, ...] | Callable[[], type]) -> None:
         self.name = name
         self.parse = parse
-        self.parsed = parsed
+        self._parsed = parsed
+
+    @property
+    def parsed(self) -> type | tuple[type, ...]:
+        """The type(s) of a parsed value (given as a function: looked up on first use)."""
+        if isinstance(self._parsed, (type, tuple)):
+            return self._parsed
+        self._parsed = self._parsed()
+        return self._parsed
 
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> T:
@@ -64,7 +74,31 @@ BOT_SPEC_LIST: ParsedParam[list[BotSpec]] = ParsedParam("bot_spec_list", parse_s
 """A comma-separated list of bot specs."""
 OPTION_PAIR: ParsedParam[tuple[str, str]] = ParsedParam("key=value", _option_pair, tuple)
 """One ``key=value`` option as a ``(key, value)`` pair."""
-ENGINE: ParsedParam[Engine] = ParsedParam("engine", parse_engine, Engine)
+# tournament.engines (asyncio, the admin client) is imported when an --engine is given:
+# the commands that take none (``yard bot``, ``yard bots``) start without it.
+
+
+def _parse_engine(text: str) -> Engine:
+    from tournament.engines import parse_engine
+
+    return parse_engine(text)
+
+
+def _engine_type() -> type:
+    from tournament.engines import Engine
+
+    return Engine
+
+
+def _join_engine_args(args: list[str]) -> list[str]:
+    if "--engine" not in args:  # the only form join_engine_args folds
+        return args
+    from tournament.engines import join_engine_args
+
+    return join_engine_args(args)
+
+
+ENGINE: ParsedParam[Engine] = ParsedParam("engine", _parse_engine, _engine_type)
 """One ``--engine`` definition (see :mod:`tournament.engines`)."""
 
 ENGINE_HELP = ("A bot to launch, as key=value words: name=NAME and cmd=\"COMMAND\" (any "
@@ -78,7 +112,7 @@ class EngineCommand(click.Command):
     ``--engine name=x cmd="python b.py"`` works without quoting the whole definition."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, join_engine_args(args))
+        return super().parse_args(ctx, _join_engine_args(args))
 
 
 def engine_option(func: F) -> F:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,7 +13,6 @@ from protocol.messages import MatchResult
 from server.auth import client_admin_token
 from server.house import HouseBot
 from server.run import run_server, server_config
-from tournament.engines import Engine
 from yard.cli.options import (
     BOT_SPEC,
     BOT_SPEC_LIST,
@@ -24,6 +23,9 @@ from yard.cli.options import (
     json_option,
     rules_option,
 )
+
+if TYPE_CHECKING:
+    from tournament.engines import Engine
 
 
 @click.command()
