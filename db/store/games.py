@@ -8,6 +8,7 @@ rows that older yards wrote are read by :mod:`db.legacy`.
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -16,7 +17,6 @@ from operator import attrgetter
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, selectinload
 
@@ -414,7 +414,9 @@ def _new_bot_id(session: Session, name: str, version: str) -> int:
     """Create a bot row unless a concurrent writer just did (insert-if-absent, select)."""
     dialect = session.get_bind().dialect.name
     if dialect in ("sqlite", "postgresql"):
-        insert: Any = sqlite.insert if dialect == "sqlite" else postgresql.insert
+        # The engine loaded its dialect's module already; importing both at the top would
+        # load PostgreSQL's (with every driver's dialect) into each SQLite process.
+        insert: Any = importlib.import_module(f"sqlalchemy.dialects.{dialect}").insert
         session.execute(insert(BotRow).values(name=name, version=version)
                         .on_conflict_do_nothing())
     query = sa.select(BotRow.id).where(BotRow.name == name, BotRow.version == version)
