@@ -40,13 +40,19 @@ PAIRS = 6
 pytestmark = pytest.mark.xdist_group("deal_secrecy")
 
 
-def tournament(url: str, *extra: str) -> str:
-    """``yard tournament run`` on classic: the new tournament's id."""
-    done = subprocess.run([*YARD, "tournament", "run", "--rules", "classic", "--bots", BOTS,
-                           "--move-time", "5", "--db", url, "--json", *extra],
-                          capture_output=True, text=True, timeout=300 * SCALE, check=False)
-    assert done.returncode == 0, done.stderr
-    return str(json.loads(done.stdout)["tournament_id"])
+def tournaments(url: str, *runs: list[str]) -> list[str]:
+    """``yard tournament run`` on classic, one for each of ``runs`` (its extra arguments),
+    all at once (most of a run is waiting on its processes): the new tournaments' ids."""
+    procs = [subprocess.Popen([*YARD, "tournament", "run", "--rules", "classic", "--bots", BOTS,
+                               "--move-time", "5", "--db", url, "--json", *extra],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for extra in runs]
+    ids = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300 * SCALE)
+        assert proc.returncode == 0, err
+        ids.append(str(json.loads(out)["tournament_id"]))
+    return ids
 
 
 @dataclass
@@ -129,10 +135,11 @@ def hits(public: Published) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[str], str]:
-    """Two secret-deal tournaments and a public same-deal one, in one database."""
+    """Two secret-deal tournaments and a public same-deal one, in one database, played at
+    once by three runners (each with its server) sharing the file."""
     url = f"sqlite:///{tmp_path_factory.mktemp('deals') / 'yard.db'}"
-    secret = [tournament(url, "--pairs", str(PAIRS)) for _ in range(2)]
-    control = tournament(url, "--pairs", "2", "--seed", "7", "--pairing", "same-deal")
+    *secret, control = tournaments(url, ["--pairs", str(PAIRS)], ["--pairs", str(PAIRS)],
+                                   ["--pairs", "2", "--seed", "7", "--pairing", "same-deal"])
     return url, secret, control
 
 
