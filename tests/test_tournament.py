@@ -307,10 +307,15 @@ def test_runner_uses_the_bot_checks_it_is_given(tmp_path: Path) -> None:
 
 def test_sigterm_stops_a_run_and_says_how_to_resume(tmp_path: Path) -> None:
     """`kill` (SIGTERM, as a service manager stops it) ends the run as Ctrl-C does: exit
-    130, the command that resumes it, and the resume plays the rest."""
+    130, the command that resumes it, and the resume plays the rest. Also in a runner
+    started with SIGINT ignored, as `yard tournament run ... &` in a script is (SIGTERM
+    once did nothing there)."""
     url = db_url(tmp_path)
+    ignoring_sigint = [sys.executable, "-c", "import signal, sys; "
+                       "signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                       "from yard.cli import main; main(sys.argv[1:])"]
     runner = subprocess.Popen(
-        [*YARD, "tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
+        [*ignoring_sigint, "tournament", "run", "--rules", "grid5", "--bots", "random,greedy",
          "--pairs", "4", "--seed", "4", "--concurrency", "1", "--db", url],
         stderr=subprocess.PIPE, text=True)
     assert runner.stderr is not None

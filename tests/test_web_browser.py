@@ -377,7 +377,7 @@ def test_tournament_run_address_shows_it_running(driver: Any, tmp_path: Path) ->
         assert "published when the tournament is finished" in deals.text
         shoot(driver, "tournament-running")
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGTERM)  # as Ctrl-C, whatever SIGINT's disposition here
         # The runner stops its bots and its server (each allowed 10 s before SIGKILL) after
         # the games in flight are aborted and stored; under a loaded 2-core CI that can take
         # longer than 30 s, so allow 90 s and say what was seen if even that is not enough.
@@ -386,7 +386,7 @@ def test_tournament_run_address_shows_it_running(driver: Any, tmp_path: Path) ->
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-            raise AssertionError("yard tournament run did not stop within 90 s of SIGINT:\n"
+            raise AssertionError("yard tournament run did not stop within 90 s of SIGTERM:\n"
                                  + "".join(lines[-20:])) from None
         reader.join(timeout=10)
 

@@ -8,9 +8,9 @@ import json
 import signal
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -70,6 +70,9 @@ def cluster_options(command: Any) -> Any:
                            help="With --cluster: seconds a worker holds a game without "
                            "renewing it (a dead worker's game returns after this).")(command)
     return cluster_option()(command)
+
+
+T = TypeVar("T")
 
 
 @click.group()
@@ -371,8 +374,8 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
                               notice=lambda text: console.print(
                                   f"warning: {text}", highlight=False, soft_wrap=True))
     try:
-        with display, _sigterm_as_interrupt():
-            progress = asyncio.run(runner.run())
+        with display:
+            progress = asyncio.run(_stopped_by_sigterm(runner.run()))
     except KeyboardInterrupt:
         info = db.get_tournament(tournament_id)
         console.print(f"interrupted: {info.played}/{info.scheduled} games stored; continue "
@@ -401,14 +404,38 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
                       highlight=False, soft_wrap=True)
 
 
+async def _stopped_by_sigterm(run: Coroutine[Any, Any, T]) -> T:
+    """``run``, which SIGTERM (a service manager, `kill`) stops as Ctrl-C does: the run is
+    cancelled (running games are stored as aborted), then KeyboardInterrupt. Handled on
+    the loop itself: a runner started with SIGINT ignored (``yard tournament run ... &``
+    in a script) still stops on SIGTERM, where re-raising it as SIGINT did nothing."""
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    terminated = False
+
+    def stop() -> None:
+        nonlocal terminated
+        terminated = True
+        task.cancel()
+
+    loop.add_signal_handler(signal.SIGTERM, stop)
+    try:
+        return await run
+    except asyncio.CancelledError:
+        if terminated:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a service manager, `kill`) stops the run as Ctrl-C does: running games are
-    stored as aborted, and the way to resume is printed."""
-    def interrupt(_signum: int, _frame: object) -> None:
-        signal.raise_signal(signal.SIGINT)  # asyncio.run's own handler cancels the run
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    """SIGTERM (a service manager, `kill`) stops a synchronous run (the cluster's) as
+    Ctrl-C does: KeyboardInterrupt, raised by the handler itself, so that it works in a
+    process started with SIGINT ignored too."""
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         yield
     finally:
