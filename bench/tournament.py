@@ -1,17 +1,18 @@
 """Full-stack tournament throughput vs the same games in-process.
 
-Runs ``yard tournament run --bots random --self-play --pairs N`` (server + bot processes +
-SQLite, over websockets) and ``yard play --mrx random --detectives random --games N``
-(in-process arena), and prints games/s for both. The full stack's time is split into
-start-up (server and bot processes, until the first game starts) and play (first game
-started to last game finished, from the stored games), so the ratio once started is
-reported apart from the one including start-up.
+Runs ``yard tournament run --bots random --self-play --pairs N`` (runner and its match
+server + bot processes + SQLite, over websockets) and ``yard play --mrx random
+--detectives random --games N`` (in-process arena), and prints games/s for both. The full
+stack's time is split into start-up (server and bot processes, until the first game
+starts) and play (first game started to last game finished, from the stored games), so the
+ratio once started is reported apart from the one including start-up.
 
     .venv/bin/python bench/tournament.py --rules classic --games 200
     .venv/bin/python bench/tournament.py --rules grid5 --games 1000 --concurrency 2 --json
 
 With ``--processes`` (Linux) it also samples ``/proc`` every 20 ms and splits the CPU by
-process kind (the runner, ``yard bots --json``, the server, the bot processes) into
+process kind (the runner with the match server it hosts, ``yard bots --json``, the bot
+processes; ``server`` only for a runner that still starts ``yard serve``) into
 start-up (until the first game started), play (until the last game finished; CPU µs per
 move) and after (report, shutdown): the ``cpu_by_process`` key of ``--json``.
 """

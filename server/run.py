@@ -15,6 +15,7 @@ import signal
 import sys
 import tomllib
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +148,7 @@ def run_server(config: ServerConfig, db_url: str, host: str, port: int,
     stored as aborted), with the ``house`` bots on its ladder."""
     runner = event_loop_runner(loop_name)
     configure_logging()
-    _fit_open_files(config)
+    fit_open_files(config)
     runner(_serve(config, db_url, host, port, ready_file, House(house or [], config)))
 
 
@@ -171,7 +172,7 @@ FD_RESERVE = 128
 """Open files kept for everything but client sockets (database, logs, bot pipes)."""
 
 
-def _fit_open_files(config: ServerConfig) -> None:
+def fit_open_files(config: ServerConfig) -> None:
     """Raise the open-file limit to what the connection cap needs; if the hard limit is
     lower, lower the cap to fit (with a warning), so a flood meets a clear 503 instead of
     failing accept() calls."""
@@ -238,9 +239,21 @@ def load_ladder(core: Core, db: Database) -> None:
             ladder.replay(rules, db.group_games(group), people=kind == "play")
 
 
-async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
-                 ready_file: str | None, house: House) -> None:
-    house.prepare()
+@dataclass
+class Serving:
+    """A listening match server with its web pages and its database (:func:`open_serving`)."""
+
+    server: MatchServer
+    web: WebApp
+    sink: GameSink
+    url: str
+
+
+async def open_serving(config: ServerConfig, db_url: str, host: str, port: int) -> Serving:
+    """Listen on ``host:port``, then open the database at ``db_url`` (so a server that cannot
+    listen creates no database) and rate a ladder's stored games (``config.ladder``).
+    :class:`ServerConfigError` when the port cannot be had; whatever opening the database
+    raises (:class:`~db.errors.DatabaseError`) otherwise."""
     server = MatchServer(config, None, host, port)
     web = WebApp(db_url, live=server.core, lazy=True)  # the database is opened below
     server.process_request = web.process_request
@@ -250,22 +263,40 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
         web.close()
         raise ServerConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     try:
-        # Opened once the port is ours, so a server that cannot start creates no database;
-        # no game can finish before this (nothing awaited since start()).
+        # No game can finish before this (nothing awaited since start()).
         sink: GameSink = _open_db(db_url)
+        if config.ladder and isinstance(sink, Database):
+            load_ladder(server.core, sink)
     except BaseException:
         await server.stop()
+        web.close()
         raise
-    if config.ladder and isinstance(sink, Database):
-        try:
-            load_ladder(server.core, sink)
-        except BaseException:
-            await server.stop()
-            raise
     server.sink = sink
     server.fallback_path = fallback_path(db_url)
     if config.accounts and isinstance(sink, Database):
         server.accounts = AccountChecker(sink)
+    return Serving(server, web, sink, url)
+
+
+async def close_serving(serving: Serving) -> str:
+    """Abort and store the running games, close the connections and the database; returns
+    the line that says how many games were stored (and where those that were not are)."""
+    server = serving.server
+    await server.stop()
+    serving.web.close()
+    close = getattr(serving.sink, "close", None)
+    if callable(close):
+        close()
+    lost = f", {server.store_failures} NOT stored (see {server.fallback_path})" \
+        if server.store_failures else ""
+    return f"stopped; {server.games_saved} games stored{lost}"
+
+
+async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
+                 ready_file: str | None, house: House) -> None:
+    house.prepare()
+    serving = await open_serving(config, db_url, host, port)
+    url = serving.url
     if ready_file:
         tmp = Path(f"{ready_file}.tmp")
         tmp.write_text(url + "\n")
@@ -275,7 +306,7 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
     if config.ladder:
         print(f"ladder: {', '.join(config.ladder)} (bots join with yard bot NAME --url "
               f"{url} --ladder {config.ladder[0]}; people play at {web_url(url)}#/play)")
-    house.start(_local_url(host, server.port_number))
+    house.start(_local_url(host, serving.server.port_number))
     sys.stdout.flush()
     if config.admin_token_file is not None:
         print(f"admin token in {config.admin_token_file} (admin clients on this machine "
@@ -294,14 +325,7 @@ async def _serve(config: ServerConfig, db_url: str, host: str, port: int,
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await house.stop()  # first: bots that stay would keep answering aborted games
-    await server.stop()
-    web.close()
-    close = getattr(sink, "close", None)
-    if callable(close):
-        close()
-    lost = f", {server.store_failures} NOT stored (see {server.fallback_path})" \
-        if server.store_failures else ""
-    print(f"stopped; {server.games_saved} games stored{lost}", file=sys.stderr)
+    print(await close_serving(serving), file=sys.stderr)
 
 
 class WebServerError(YardError):

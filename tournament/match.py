@@ -1,5 +1,5 @@
 """One game between bots (``yard match``): on a running server by name, or on a server
-started here with each bot launched as its own process."""
+hosted here (:mod:`server.hosted`) with each bot launched as its own process."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from protocol import StartMatch
 from protocol.messages import MatchResult
 from protocol.tokens import new_token
 from server.admin import AdminClient, AdminError
+from server.hosted import HostedServer, server_config
 from tournament.discovery import bot_roles
 from tournament.engines import Engine, engine_table, spec_engine, start_engine
-from tournament.processes import Child, start_server
+from tournament.processes import Child
 from tournament.spec import TournamentSpec
 
 
@@ -81,7 +82,8 @@ async def _remote(url: str, token: str | None, request: StartMatch) -> MatchResu
 
 async def _local(db_url: str, request: StartMatch, engines: list[Engine]) -> MatchResult:
     token = new_token()  # the local server's admin token, known only here
-    server, url = await start_server(db_url, admin_token=token)
+    server = HostedServer(server_config("127.0.0.1", admin_token=token), db_url)
+    url = await asyncio.to_thread(server.start)
     bots: list[Child] = []
     try:
         for engine in engines:
@@ -90,4 +92,4 @@ async def _local(db_url: str, request: StartMatch, engines: list[Engine]) -> Mat
     finally:
         for child in bots:
             await child.stop()
-        await server.stop()
+        await server.stop_async()

@@ -2,9 +2,10 @@
 
 Readiness comes from the child's first stdout line (``listening on ws://...`` from the
 server, ``connected ...`` from ``yard bot``) or, for a bot given as a command, from the
-server listing it as connected, so callers never sleep-and-hope. Used by ``yard match``
-without ``--server``, by the tournament runner and by ``yard bot-check``;
-:mod:`tournament.engines` turns a bot spec into the command line.
+server listing it as connected, so callers never sleep-and-hope. Used for the bots of
+``yard match`` and of the tournament runner (whose server runs in their own process,
+:mod:`server.hosted`), by ``yard bot-check``, and by the benchmarks that measure ``yard
+serve`` itself; :mod:`tournament.engines` turns a bot spec into the command line.
 """
 
 from __future__ import annotations

@@ -30,6 +30,8 @@ from protocol.messages import MatchResult
 from protocol.tokens import new_token
 from ratings.sprt import SprtState
 from server.admin import AdminClient, AdminError
+from server.hosted import HostedServer, HostedServerError, server_config
+from server.run import ServerConfigError
 from tournament.discovery import BuiltinBot, bot_infos
 from tournament.engines import EngineError
 from tournament.pool import (
@@ -39,7 +41,7 @@ from tournament.pool import (
     default_concurrency,
     oversubscription,
 )
-from tournament.processes import Child, ProcessError, start_server
+from tournament.processes import ProcessError
 from tournament.schedule import mrx_bot, team_members
 from tournament.spec import TournamentRunError, TournamentSpec
 from tournament.sprt import SprtMonitor, record_state, store_state
@@ -111,7 +113,7 @@ class TournamentRunner:
         self.child_log = child_log
         #: Called with the server's ``ws://`` URL once it is up (to print the web address).
         self.on_server = on_server
-        self._server: Child | None = None
+        self._server: HostedServer | None = None
         #: The local bot processes, one per bot and game slot (None with a server URL).
         self.pool: BotPool | None = None
         self._gone: set[tuple[str, str | None]] = set()
@@ -259,21 +261,22 @@ class TournamentRunner:
         sockets = most * len(self.spec.bot_names()) + 64
         # The local server's admin token: made here, handed to it, known to no one else.
         self.admin_token = new_token()
-        server = asyncio.create_task(start_server(
-            self.db_url, "--move-time", str(self.spec.move_time),
-            "--max-per-address", str(max(256, sockets)),
-            "--max-connections", str(max(1024, sockets)), stderr_log=self.child_log,
-            admin_token=self.admin_token))
+        # Every bot process is a connection from this host: the caps leave room for all
+        # of them (and the admin) however many slots there are.
+        config = server_config("127.0.0.1", admin_token=self.admin_token,
+                               move_time=self.spec.move_time,
+                               max_per_address=max(256, sockets),
+                               max_connections=max(1024, sockets))
+        hosted = self._server = HostedServer(config, self.db_url, log_path=self.child_log)
+        server = asyncio.ensure_future(asyncio.to_thread(hosted.start))
         try:
-            # Every bot process is a connection from this host: the caps above leave room
-            # for all of them (and the admin) however many slots there are.
             try:
                 launches = await self.launches()
             except BaseException:
-                with contextlib.suppress(ProcessError):
-                    self._server, _ = await server  # then stopped below
+                with contextlib.suppress(Exception):
+                    await server  # then stopped below
                 raise
-            self._server, url = await server
+            url = await server
             if self.concurrency is None:
                 self.concurrency = default_concurrency(launches)
             slots = min(self.concurrency, pending)
@@ -282,7 +285,8 @@ class TournamentRunner:
             self.pool = BotPool(launches, slots, self.child_log,
                                 timeout=self.spec.connect_timeout)
             await self.pool.start(url, self.admin_token)
-        except (ProcessError, EngineError) as exc:
+        except (ProcessError, EngineError, HostedServerError, ServerConfigError,
+                DatabaseError) as exc:
             await self._stop_local()
             where = "" if self.child_log else " (see the message above)"
             raise StartError(f"{exc}{where}") from None
@@ -306,8 +310,7 @@ class TournamentRunner:
             await self.pool.stop()
         server, self._server = self._server, None
         if server is not None:
-            with contextlib.suppress(ProcessLookupError):
-                await server.stop()
+            await server.stop_async()
 
     async def _play(self, admin: AdminClient, entry: ScheduledGame,
                     instance: str | None = None) -> Outcome:
