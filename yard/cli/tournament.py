@@ -31,6 +31,7 @@ from db.store.tournaments import HasGamesError
 from game import Outcome
 from ratings.sprt import DEFAULT_MAX_PAIRS, SprtError, SprtSpec, SprtState
 from server.auth import client_admin_token
+from server.run import tune_gc
 from tournament.cluster import ClusterRun
 from tournament.discovery import BuiltinBot, bot_infos
 from tournament.engines import Engine
@@ -367,6 +368,8 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
         console.print(f"watch it at {web_url(url)}#/tournaments/{tournament_id}",
                       highlight=False, soft_wrap=True)
 
+    if server_url is None:
+        tune_gc()  # this process hosts the match server: tuned as `yard serve` tunes its own
     runner = TournamentRunner(db, db_url, tournament_id, server_url=server_url,
                               admin_token=admin_token, concurrency=concurrency,
                               listener=display.update, child_log=child_log,
