@@ -83,9 +83,9 @@ async def _remote(url: str, token: str | None, request: StartMatch) -> MatchResu
 async def _local(db_url: str, request: StartMatch, engines: list[Engine]) -> MatchResult:
     token = new_token()  # the local server's admin token, known only here
     server = HostedServer(server_config("127.0.0.1", admin_token=token), db_url)
-    url = await asyncio.to_thread(server.start)
     bots: list[Child] = []
     try:
+        url = await asyncio.to_thread(server.start)
         for engine in engines:
             bots.append(await start_engine(engine, url, admin_token=token))
         return await _remote(url, token, request)
