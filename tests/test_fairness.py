@@ -4,6 +4,7 @@ server, real bot processes, real SQLite files."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -19,13 +20,14 @@ from rich.console import Console
 from db.store import Database
 from protocol.tokens import new_token
 from server.admin import AdminClient
+from server.hosted import HostedServer, server_config
 from tournament.pool import (
     BotLaunch,
     BotPool,
     default_concurrency,
     oversubscription,
 )
-from tournament.processes import ProcessError, start_server
+from tournament.processes import ProcessError
 from tournament.report import tournament_report
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
@@ -61,8 +63,10 @@ def test_default_concurrency_and_the_oversubscription_warning() -> None:
 async def test_a_pool_starts_one_process_per_bot_and_slot(tmp_path: Path) -> None:
     log = tmp_path / "children.log"
     token = new_token()
-    server, url = await start_server(f"sqlite:///{tmp_path / 'p.db'}", stderr_log=log,
-                                     admin_token=token)
+    # The server as the tournament runner hosts it, in this process.
+    server = HostedServer(server_config("127.0.0.1", admin_token=token),
+                          f"sqlite:///{tmp_path / 'p.db'}", log_path=log)
+    url = await asyncio.to_thread(server.start)
     launches = [BotLaunch("random", ("bot", "random")),
                 BotLaunch("greedy", ("bot", "greedy"))]
     pool = BotPool(launches, 2, log)
@@ -89,7 +93,7 @@ async def test_a_pool_starts_one_process_per_bot_and_slot(tmp_path: Path) -> Non
             assert await admin.list_bots() == []
     finally:
         await pool.stop()
-        await server.stop()
+        await server.stop_async()
 
 
 def overlaps(a: tuple[float, float], b: tuple[float, float]) -> bool:
