@@ -3,11 +3,12 @@ calling process, for the programs that run one server for their own games only
 (``yard tournament run`` and ``yard match`` without ``--server``).
 
 A separate ``yard serve`` process would cost every run its start-up (most of a CPU second,
-almost all of it imports the host has made already) and gives nothing these programs use:
-the server is theirs alone, listens on the loopback address, and ends with them. Its own
-event loop keeps its clocks and its writes independent of the host's loop, which may block
-on the database. What the process would have written to its stderr (warnings, the closing
-``stopped; N games stored`` line) goes to ``log_path`` (else to stderr).
+almost all of it imports the host has made already) for a server that plays the host's
+games only, listens on the loopback address and ends with it (people may still watch it
+there). Its own event loop keeps its clocks and its writes independent of the host's loop,
+which may block on the database. What the process would have written to its stderr
+(warnings, the closing ``stopped; N games stored`` line) goes to ``log_path`` (else to
+stderr).
 
 >>> hosted = HostedServer(server_config("127.0.0.1", admin_token="t"), "sqlite://")
 >>> hosted.start().startswith("ws://127.0.0.1:")

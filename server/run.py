@@ -262,14 +262,16 @@ async def open_serving(config: ServerConfig, db_url: str, host: str, port: int) 
     except OSError as exc:
         web.close()
         raise ServerConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sink: GameSink | None = None
     try:
         # No game can finish before this (nothing awaited since start()).
-        sink: GameSink = _open_db(db_url)
+        sink = _open_db(db_url)
         if config.ladder and isinstance(sink, Database):
             load_ladder(server.core, sink)
     except BaseException:
         await server.stop()
         web.close()
+        _close_sink(sink)
         raise
     server.sink = sink
     server.fallback_path = fallback_path(db_url)
@@ -278,15 +280,19 @@ async def open_serving(config: ServerConfig, db_url: str, host: str, port: int) 
     return Serving(server, web, sink, url)
 
 
+def _close_sink(sink: GameSink | None) -> None:
+    close = getattr(sink, "close", None)
+    if callable(close):
+        close()
+
+
 async def close_serving(serving: Serving) -> str:
     """Abort and store the running games, close the connections and the database; returns
     the line that says how many games were stored (and where those that were not are)."""
     server = serving.server
     await server.stop()
     serving.web.close()
-    close = getattr(serving.sink, "close", None)
-    if callable(close):
-        close()
+    _close_sink(serving.sink)
     lost = f", {server.store_failures} NOT stored (see {server.fallback_path})" \
         if server.store_failures else ""
     return f"stopped; {server.games_saved} games stored{lost}"
