@@ -71,6 +71,8 @@ class HostedServer:
         if self._thread is not None:
             raise HostedServerError("this hosted server was started already")
         fit_open_files(self.config)
+        self._ready.clear()
+        self._loop = self._stop = None
         self._handler = self._log_handler()
         self._thread = threading.Thread(target=self._main, name="yard-hosted-server",
                                         daemon=True)

@@ -109,6 +109,11 @@ def test_a_port_in_use_is_a_clear_error_and_creates_no_database(tmp_path: Path) 
     assert not (tmp_path / "yard.db").exists()
     assert not _server_threads()
     hosted.stop()  # nothing to stop: no error
+    # Once the port is free, the same server starts, serves and stops.
+    url = hosted.start()
+    assert url == f"ws://127.0.0.1:{port}" and _server_threads()
+    hosted.stop()
+    assert not _server_threads() and hosted.closing_line == "stopped; 0 games stored"
 
 
 def test_a_database_it_cannot_open_is_raised_and_the_port_is_freed(tmp_path: Path) -> None:
