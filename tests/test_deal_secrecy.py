@@ -42,9 +42,11 @@ pytestmark = pytest.mark.xdist_group("deal_secrecy")
 
 def tournaments(url: str, *runs: list[str]) -> list[str]:
     """``yard tournament run`` on classic, one for each of ``runs`` (its extra arguments),
-    all at once (most of a run is waiting on its processes): the new tournaments' ids."""
+    all at once (most of a run is waiting on its processes), one game slot each (what is
+    dealt does not depend on the slots): the new tournaments' ids."""
     procs = [subprocess.Popen([*YARD, "tournament", "run", "--rules", "classic", "--bots", BOTS,
-                               "--move-time", "5", "--db", url, "--json", *extra],
+                               "--move-time", "5", "--concurrency", "1", "--db", url,
+                               "--json", *extra],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for extra in runs]
     ids = []
