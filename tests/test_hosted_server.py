@@ -24,8 +24,8 @@ from server.hosted import HostedServer, HostedServerError, server_config
 from server.run import ServerConfigError
 
 
-def _hosted(tmp_path: Path, **options: object) -> HostedServer:
-    config = server_config("127.0.0.1", admin_token="secret", **options)  # type: ignore[arg-type]
+def _hosted(tmp_path: Path) -> HostedServer:
+    config = server_config("127.0.0.1", admin_token="secret")
     return HostedServer(config, f"sqlite:///{tmp_path / 'yard.db'}",
                         log_path=tmp_path / "server.log")
 
@@ -116,7 +116,7 @@ def test_a_port_in_use_is_a_clear_error_and_creates_no_database(tmp_path: Path) 
     assert not _server_threads() and hosted.closing_line == "stopped; 0 games stored"
 
 
-def test_a_database_it_cannot_open_is_raised_and_the_port_is_freed(tmp_path: Path) -> None:
+def test_a_database_it_cannot_open_is_raised_and_no_thread_is_left(tmp_path: Path) -> None:
     (tmp_path / "not-a-db").write_text("this is not SQLite " * 100)
     hosted = HostedServer(server_config("127.0.0.1", admin_token="secret"),
                           f"sqlite:///{tmp_path / 'not-a-db'}")
@@ -134,9 +134,9 @@ def test_a_database_it_cannot_open_is_raised_and_the_port_is_freed(tmp_path: Pat
 
 async def test_server_warnings_go_to_its_log_not_to_the_host(
         tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    hosted = _hosted(tmp_path, max_connections=2, max_per_address=2)
+    hosted = _hosted(tmp_path)
     url = await asyncio.to_thread(hosted.start)
-    # A frame it cannot read is answered with a structured error, nothing on the host's side.
+    # It serves: a frame it cannot read is answered with a structured error.
     async with connect(url, proxy=None) as ws:
         await ws.send("{not json")
         reply = json.loads(await ws.recv())
