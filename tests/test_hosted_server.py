@@ -57,44 +57,47 @@ async def test_games_are_played_stored_and_the_log_says_how_many(tmp_path: Path)
         db.close()
 
 
+async def _sleepy_game(url: str, admin: AdminClient, seed: int) -> Raw:
+    """A classic game between ``random`` and a hand-driven Mister X who never moves, started
+    and waiting on his first turn; returns his client."""
+    await start_bots(url, "random")
+    sleepy = await Raw.open(url, "sleepy")
+    await admin.start_match(StartMatch("classic", "sleepy", ["random"], seed=seed,
+                                       time_control=TimeControl(60.0)))
+    await sleepy.expect("your_turn")
+    return sleepy
+
+
+def _stored_terminations(tmp_path: Path) -> list[Termination]:
+    db = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
+    try:
+        return [db.load_game(row.game_id).outcome.termination for row in db.results()]
+    finally:
+        db.close()
+
+
 async def test_stopping_aborts_and_stores_a_running_game(tmp_path: Path) -> None:
     hosted = _hosted(tmp_path)
     url = await asyncio.to_thread(hosted.start)
-    await start_bots(url, "random")
-    sleepy = await Raw.open(url, "sleepy")
     async with AdminClient(url, "secret") as admin:
-        game = await admin.start_match(StartMatch("classic", "sleepy", ["random"], seed=5,
-                                                  time_control=TimeControl(60.0)))
-        await sleepy.expect("your_turn")
+        sleepy = await _sleepy_game(url, admin, seed=5)
         await hosted.stop_async()  # with the admin client still connected
     assert (await sleepy.expect("game_over"))["termination"] == "aborted"
-    db = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
-    try:
-        assert db.load_game(game).outcome.termination is Termination.ABORTED
-    finally:
-        db.close()
+    assert _stored_terminations(tmp_path) == [Termination.ABORTED]
 
 
 async def test_cancelled_while_stopping_it_still_stores_the_games(tmp_path: Path) -> None:
     hosted = _hosted(tmp_path)
     url = await asyncio.to_thread(hosted.start)
-    await start_bots(url, "random")
-    sleepy = await Raw.open(url, "sleepy")
     async with AdminClient(url, "secret") as admin:
-        game = await admin.start_match(StartMatch("classic", "sleepy", ["random"], seed=6,
-                                                  time_control=TimeControl(60.0)))
-        await sleepy.expect("your_turn")
+        await _sleepy_game(url, admin, seed=6)
     stopping = asyncio.create_task(hosted.stop_async())
     await asyncio.sleep(0)  # let it begin
     stopping.cancel()
     with pytest.raises(asyncio.CancelledError):
         await stopping
     assert not _server_threads() and hosted.closing_line == "stopped; 1 games stored"
-    db = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
-    try:
-        assert db.load_game(game).outcome.termination is Termination.ABORTED
-    finally:
-        db.close()
+    assert _stored_terminations(tmp_path) == [Termination.ABORTED]
 
 
 def test_a_port_in_use_is_a_clear_error_and_creates_no_database(tmp_path: Path) -> None:
