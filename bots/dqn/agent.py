@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from bots.dqn.adam import Adam
 from bots.dqn.features import FloatArray, Obs
 from bots.dqn.model import Arch, build_net
 
@@ -164,7 +165,7 @@ class DqnAgent:
             torch.manual_seed(seed)
         self.net = build_net(meta).to(self.device)
         self.target = copy.deepcopy(self.net)
-        self.opt = torch.optim.Adam(self.net.parameters(), lr=config.lr)
+        self.opt = Adam(self.net.parameters(), lr=config.lr)
         self.buffer = ReplayBuffer(config.buffer_size, seed)
         self.rng = random.Random(seed)
         self.graph = Arch(meta["arch"]) is Arch.SCORER
