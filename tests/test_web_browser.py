@@ -1,5 +1,5 @@
-"""The pages in a real browser: headless Chromium (Debian's ``chromium`` and
-``chromium-driver``) driven by Selenium, against a real match server on a real SQLite file
+"""The pages in a real browser: headless Chromium (Debian's ``chromium-headless-shell`` or
+``chromium``, with ``chromium-driver``) driven by Selenium, against a real match server on a real SQLite file
 (the browser and the server on the seeded database are the group's, shared with the other
 browser test modules: :mod:`browser_helpers`).
 
