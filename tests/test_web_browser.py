@@ -1,7 +1,7 @@
 """The pages in a real browser: headless Chromium (Debian's ``chromium-headless-shell`` or
-``chromium``, with ``chromium-driver``) driven by Selenium, against a real match server on a real SQLite file
-(the browser and the server on the seeded database are the group's, shared with the other
-browser test modules: :mod:`browser_helpers`).
+``chromium``, with ``chromium-driver``) driven by Selenium, against a real match server on a
+real SQLite file (the browser and the server on the seeded database are the group's, shared
+with the other browser test modules: :mod:`browser_helpers`).
 
 Screenshots of the main pages go to ``$YARD_SCREENSHOTS`` (default: ``build/screenshots``
 in the repository). Without a browser these tests are skipped locally and fail under
