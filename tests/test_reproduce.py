@@ -37,7 +37,7 @@ YARD = str(Path(sys.executable).parent / "yard")
 NAMES = ["warwick", "brno", "nijssen-lc", "nijssen-cr", "dash", "bristol"]
 REPORT_KEYS = {"experiment", "title", "source", "quick", "budget", "seed", "workers", "games",
                "date", "machine", "notes", "cells", "plot", "training", "train_games",
-               "training_runs", "gains"}
+               "eval_games", "training_runs", "gains"}
 CELL_KEYS = {"key", "label", "rules", "mrx", "detectives", "metric", "subject", "n", "seeds",
              "wins", "mrx_wins", "detective_wins", "rate", "ci95", "published",
              "published_source", "verdict", "differs", "command", "mean_moves", "cpu_seconds",
@@ -45,8 +45,9 @@ CELL_KEYS = {"key", "label", "rules", "mrx", "detectives", "metric", "subject", 
 RUN_KEYS = {"variant", "label", "arch", "hidden", "rewards", "opponents", "seed", "games",
             "eval_every", "eval_games", "eps_decay_games", "comparisons", "evals", "kept_eval",
             "weights", "command", "seconds", "cpu_seconds"}
-#: brno's trained cells train a few games only in the shape tests (the quick budget is 300).
-TINY_TRAINING = {"brno": ["--train-games", "2"]}
+#: brno's trained cells train a few games only in the shape tests (the quick budget is 300),
+#: evaluated on a few games (the quick budget is 50 an evaluation).
+TINY_TRAINING = {"brno": ["--train-games", "2", "--eval-games", "3"]}
 #: The London MCTS experiments are played on two of their cells (one game costs seconds).
 SAMPLE_CELLS = {"nijssen-lc": ["basic-mcts-vs-greedy", "basic-mcts-vs-greedy-lc"],
                 "nijssen-cr": ["basic-mcts-r0.0", "greedy-mcts+lc-r0.25"]}
@@ -183,7 +184,8 @@ def test_trained_cells_report_curves_plots_and_the_same_run_as_yard_train(
     # Figures 6.4-6.5: each trained variant has a curve, a test cell and its weights; the
     # recorded `yard train dqn` command makes the same run (same evaluation curve).
     keys = ["trained-mlp", "trained-cnn", "trained-reward-shaping", "random-vs-dqn"]
-    out = yard("brno", "--quick", "--games", "2", "--train-games", "3", "--json",
+    out = yard("brno", "--quick", "--games", "2", "--train-games", "3", "--eval-games", "4",
+               "--json",
                "--out", str(tmp_path / "res"), *(a for k in keys for a in ("--cell", k)))
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
@@ -193,6 +195,7 @@ def test_trained_cells_report_curves_plots_and_the_same_run_as_yard_train(
     for run in runs.values():
         assert set(run) >= RUN_KEYS
         assert run["games"] == 3 and [e["games"] for e in run["evals"]] == [1, 2, 3]
+        assert run["eval_games"] == 4 and "--eval-games 4" in run["command"]
         assert all(0 <= e["random"] <= 1 for e in run["evals"])
         assert Path(run["weights"]).is_file()
     assert runs["reward-shaping"]["rewards"]["mrx_far"] == 0.3
@@ -202,6 +205,7 @@ def test_trained_cells_report_curves_plots_and_the_same_run_as_yard_train(
     for cell in trained:
         assert cell["mrx"] == f"dqn:weights={runs[cell['training']]['weights']}"
         assert cell["published"] == 0.9665 and "--train-games 3" in cell["command"]
+        assert "--eval-games 4" in cell["command"]
     res = tmp_path / "res"
     for plot in ("brno-quick-architecture.png", "brno-quick-reward.png", "brno-quick.png"):
         assert (res / plot).read_bytes().startswith(b"\x89PNG")
@@ -217,8 +221,10 @@ def test_trained_cells_report_curves_plots_and_the_same_run_as_yard_train(
 
 def test_trained_cells_do_not_depend_on_workers() -> None:
     exp = EXPERIMENTS["brno"].select(["trained-scorer", "trained-reward-terminal"])
-    one = run_experiment(exp, quick=True, games=12, seed=3, workers=1, train_games=4)
-    two = run_experiment(exp, quick=True, games=12, seed=3, workers=2, train_games=4)
+    one = run_experiment(exp, quick=True, games=12, seed=3, workers=1, train_games=4,
+                         eval_games=5)
+    two = run_experiment(exp, quick=True, games=12, seed=3, workers=2, train_games=4,
+                         eval_games=5)
     assert one["training_runs"]["scorer"]["seed"] == 3 + 2_000_000
 
     def strip(report: dict[str, Any]) -> list[Any]:
@@ -235,7 +241,8 @@ def test_trained_cells_do_not_depend_on_workers() -> None:
 
 @pytest.mark.parametrize("args", [("nope",), ("warwick", "--cell", "nope"),
                                   ("warwick", "--games", "0"), (),
-                                  ("brno", "--cell", "trained-mlp", "--train-games", "0")])
+                                  ("brno", "--cell", "trained-mlp", "--train-games", "0"),
+                                  ("brno", "--cell", "trained-mlp", "--eval-games", "0")])
 def test_bad_input_is_one_line_exit_2(args: tuple[str, ...]) -> None:
     out = yard(*args)
     assert out.returncode == 2

@@ -49,6 +49,10 @@ from yard.reproduce.runner import cell_games
 @click.option("--train-games", type=click.IntRange(min=1), default=None,
               help="Training games per trained DQN variant (default: the full or quick "
               "budget).")
+@click.option("--eval-games", type=click.IntRange(min=1), default=None,
+              help="Games per evaluation of each trained DQN variant (default: 200, "
+              "--quick: 50); fewer make a quick smoke run, with a noisier choice of the "
+              "kept weights.")
 @click.option("--iterations", type=click.IntRange(min=1), default=None,
               help="Every MCTS bot searches this many iterations per move (a budget between "
               "--quick and the published one; the table says so).")
@@ -66,7 +70,7 @@ from yard.reproduce.runner import cell_games
               "none).")
 def reproduce(name: str | None, list_: bool, quick: bool, games: int | None, seed: int,
               workers: int, cells: tuple[str, ...], train_games: int | None,
-              iterations: int | None, as_json: bool, out: Path | None,
+              eval_games: int | None, iterations: int | None, as_json: bool, out: Path | None,
               merge_files: tuple[Path, ...], progress: bool) -> None:
     """Play a published experiment and compare it with the published table."""
     if merge_files:
@@ -92,7 +96,7 @@ def reproduce(name: str | None, list_: bool, quick: bool, games: int | None, see
     report = run_experiment(experiment, quick=quick, games=games, seed=seed, workers=workers,
                             progress=report_progress if progress else None,
                             train_games=train_games, weights_dir=weights_dir,
-                            iterations=iterations)
+                            iterations=iterations, eval_games=eval_games)
     _emit(report, as_json, out)
 
 
@@ -107,7 +111,8 @@ def _emit(report: dict[str, Any], as_json: bool, out: Path | None) -> None:
 
 
 #: Options that choose what to play: meaningless with --merge, which plays nothing.
-_PLAY_OPTIONS = ("quick", "games", "seed", "workers", "train_games", "iterations", "list_")
+_PLAY_OPTIONS = ("quick", "games", "seed", "workers", "train_games", "eval_games",
+                 "iterations", "list_")
 
 
 def _merged(name: str | None, files: tuple[Path, ...], cells: tuple[str, ...]

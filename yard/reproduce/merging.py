@@ -102,6 +102,7 @@ def merge_reports(parts: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         "gains": gains(cells),
         "training": first.get("training", {}),
         "train_games": None,
+        "eval_games": None,
         "training_runs": {},
         "merged_from": [{"report": name, "date": r["date"], "machine": r["machine"],
                          "seed": r["seed"], "workers": r["workers"],

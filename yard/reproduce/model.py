@@ -58,14 +58,16 @@ class Training:
     quick_games: int = 300
     comparisons: tuple[str, ...] = ()
 
-    def budget(self, quick: bool, games: int | None = None) -> dict[str, int]:
+    def budget(self, quick: bool, games: int | None = None,
+               eval_games: int | None = None) -> dict[str, int]:
         """Training games, evaluation interval and evaluation games of this run: the full
         or quick budget, or ``games`` training games (``--train-games``) with the same
-        number of evaluations (fewer if there are fewer games)."""
+        number of evaluations (fewer if there are fewer games); ``eval_games``
+        (``--eval-games``) games per evaluation instead of the budget's."""
         n = games if games is not None else self.quick_games if quick else self.games
         points = 6 if quick else 16
-        return {"games": n, "eval_every": max(1, n // points),
-                "eval_games": 50 if quick else 200,
+        evaluate = eval_games if eval_games is not None else 50 if quick else 200
+        return {"games": n, "eval_every": max(1, n // points), "eval_games": evaluate,
                 "eps_decay_games": max(1, n * 3 // 8)}
 
 

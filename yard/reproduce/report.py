@@ -79,8 +79,10 @@ def header(report: dict[str, Any]) -> list[str]:
         first = next(iter(runs.values()))
         size = ("QUICK training" if report["quick"] and report.get("train_games") is None
                 else "training")
-        if report.get("train_games") is not None:
-            size += " (--train-games)"
+        changed = [f"--{key.replace('_', '-')}" for key in ("train_games", "eval_games")
+                   if report.get(key) is not None]
+        if changed:
+            size += f" ({', '.join(changed)})"
         cpu = sum(r["cpu_seconds"] for r in runs.values())
         lines.append(f"{size}: {len(runs)} DQN Mister X variant(s), {first['games']} training "
                      f"games each against {', '.join(first['opponents'])} detectives, "

@@ -50,7 +50,8 @@ def cell_games(cell: Cell, quick: bool, games: int | None) -> int:
 
 
 def cell_command(experiment: str, cell: Cell, quick: bool, games: int, seed: int,
-                 train_games: int | None = None, iterations: int | None = None) -> str:
+                 train_games: int | None = None, iterations: int | None = None,
+                 eval_games: int | None = None) -> str:
     """The command that replays exactly this cell (retraining its variant, if any)."""
     parts = ["yard", "reproduce", experiment, "--cell", cell.key, "--games", str(games),
              "--seed", str(seed)]
@@ -58,6 +59,8 @@ def cell_command(experiment: str, cell: Cell, quick: bool, games: int, seed: int
         parts.append("--quick")
     if train_games is not None and cell.training is not None:
         parts += ["--train-games", str(train_games)]
+    if eval_games is not None and cell.training is not None:
+        parts += ["--eval-games", str(eval_games)]
     if iterations is not None and cell.searches:
         parts += ["--iterations", str(iterations)]
     return " ".join(shlex.quote(p) for p in parts)
@@ -77,11 +80,13 @@ def training_variants(cells: tuple[Cell, ...]) -> dict[str, Training]:
 def run_experiment(experiment: Experiment, *, quick: bool = False, games: int | None = None,
                    seed: int = 1, workers: int = 1, progress: ProgressFn | None = None,
                    train_games: int | None = None, weights_dir: Path | None = None,
-                   iterations: int | None = None) -> dict[str, Any]:
+                   iterations: int | None = None, eval_games: int | None = None
+                   ) -> dict[str, Any]:
     """Play every cell of ``experiment`` and return the report (see the module docstring).
 
     ``train_games`` overrides the training games of every trained variant
-    (``--train-games``); ``weights_dir`` keeps the trained weights (``VARIANT.npz``), which
+    (``--train-games``), ``eval_games`` the games of each of its evaluations
+    (``--eval-games``); ``weights_dir`` keeps the trained weights (``VARIANT.npz``), which
     otherwise live in a temporary directory removed at the end. ``iterations`` sets the
     search budget of every MCTS bot (``--iterations``: a run at a budget between the quick
     and the published one).
@@ -90,6 +95,8 @@ def run_experiment(experiment: Experiment, *, quick: bool = False, games: int | 
         raise ReproduceError("--games must be at least 1")
     if train_games is not None and train_games < 1:
         raise ReproduceError("--train-games must be at least 1")
+    if eval_games is not None and eval_games < 1:
+        raise ReproduceError("--eval-games must be at least 1")
     if iterations is not None and iterations < 1:
         raise ReproduceError("--iterations must be at least 1")
     if workers < 1:
@@ -102,7 +109,8 @@ def run_experiment(experiment: Experiment, *, quick: bool = False, games: int | 
     _cached_bot.cache_clear()
     with tempfile.TemporaryDirectory(prefix="yard-reproduce-") as tmp:
         where = weights_dir if weights_dir is not None else Path(tmp)
-        tasks = {name: TrainTask(t, quick, train_games, seed, where / f"{name}.npz")
+        tasks = {name: TrainTask(t, quick, train_games, seed, where / f"{name}.npz",
+                                 eval_games)
                  for name, t in variants.items()}
         cells, results, runs = _play(experiment.cells, tasks, quick, games, seed, workers,
                                      progress)
@@ -110,7 +118,8 @@ def run_experiment(experiment: Experiment, *, quick: bool = False, games: int | 
     for result in results:
         by_cell.setdefault(result.cell, []).append(result)
     rows = [_row(experiment.name, cell, quick, seed, merge(by_cell[cell.key]), train_games,
-                 runs.get(cell.training.variant) if cell.training else None, iterations)
+                 runs.get(cell.training.variant) if cell.training else None, iterations,
+                 eval_games)
             for cell in cells]
     full_games = all((games if games is not None else cell.games) >= cell.games
                      for cell in experiment.cells)
@@ -131,7 +140,7 @@ def run_experiment(experiment: Experiment, *, quick: bool = False, games: int | 
             "plot": experiment.plot, "notes": list(experiment.notes), "cells": rows,
             "gains": gains(rows),
             "training": training_records(experiment.weights),
-            "train_games": train_games, "training_runs": runs}
+            "train_games": train_games, "eval_games": eval_games, "training_runs": runs}
 
 
 def _play(cells: tuple[Cell, ...], tasks: dict[str, TrainTask], quick: bool,
@@ -206,7 +215,7 @@ def training_records(names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
 
 def _row(name: str, cell: Cell, quick: bool, seed: int, merged: dict[str, Any],
          train_games: int | None = None, run: dict[str, Any] | None = None,
-         iterations: int | None = None) -> dict[str, Any]:
+         iterations: int | None = None, eval_games: int | None = None) -> dict[str, Any]:
     mrx, detectives = cell.specs(quick)
     wins = merged["mrx_wins"] if cell.metric == "mrx" else merged["detective_wins"]
     measured = rate(wins, merged["games"])
@@ -222,6 +231,6 @@ def _row(name: str, cell: Cell, quick: bool, seed: int, merged: dict[str, Any],
             "mean_moves": round(merged["mean_moves"], 2),
             "cpu_seconds": round(merged["cpu_seconds"], 2),
             "command": cell_command(name, cell, quick, merged["games"], seed, train_games,
-                                    iterations),
+                                    iterations, eval_games),
             "training": None if run is None else run["variant"],
             "train_cpu_seconds": None if run is None else run["cpu_seconds"]}

@@ -26,11 +26,12 @@ class TrainTask:
     games: int | None
     seed: int
     path: Path
+    eval_games: int | None = None
 
     @property
     def budget(self) -> dict[str, int]:
         """Training games, evaluation interval and games, ε-decay games."""
-        return self.training.budget(self.quick, self.games)
+        return self.training.budget(self.quick, self.games, self.eval_games)
 
     @property
     def train_seed(self) -> int:
