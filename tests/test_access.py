@@ -23,6 +23,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Origin
+from yard_cli import yard_here
 
 import server.accounts
 from bots.client import BotClient
@@ -209,17 +210,15 @@ def test_yard_serve_makes_a_private_admin_token_that_local_admin_commands_find(
                               capture_output=True, text=True, env=env, timeout=120 * SCALE)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["games"] == 2
-        # Elsewhere (no token file) or with a wrong token: one clear line, exit 2.
+        # Elsewhere (no token file) or with a wrong token: one clear line, exit 2 (in this
+        # process: both end before any game).
         elsewhere = {**env, "XDG_STATE_HOME": str(tmp_path / "other")}
-        lost = subprocess.run([*YARD, "match", "--server", url, "--mrx", "random",
-                               "--detectives", "greedy"], capture_output=True, text=True,
-                              env=elsewhere, timeout=120 * SCALE)
+        lost = yard_here("match", "--server", url, "--mrx", "random", "--detectives",
+                         "greedy", env=elsewhere)
         assert lost.returncode == 2 and lost.stderr.startswith("error: no admin token for")
         assert "--admin-token-file" in lost.stderr and lost.stderr.count("\n") == 1
-        wrong = subprocess.run([*YARD, "match", "--server", url, "--mrx", "random",
-                                "--detectives", "greedy", "--admin-token", "guess"],
-                               capture_output=True, text=True, env=elsewhere,
-                               timeout=120 * SCALE)
+        wrong = yard_here("match", "--server", url, "--mrx", "random", "--detectives",
+                          "greedy", "--admin-token", "guess", env=elsewhere)
         assert wrong.returncode == 2 and "admin token" in wrong.stderr
         given = subprocess.run([*YARD, "match", "--server", url, "--mrx", "random",
                                 "--detectives", "greedy", "--admin-token-file",
