@@ -183,6 +183,21 @@ def wait(driver: Any, check: Callable[[Any], Any], what: str) -> Any:
     return WebDriverWait(driver, WAIT_S, poll_frequency=0.03).until(check, what)
 
 
+def settled(driver: Any, script: str, what: str) -> Any:
+    """``script``'s result once it is not null and two reads in a row agree: after a
+    resize the board refits and pans to the piece in observer callbacks that may still
+    be on their way when the first read looks right."""
+    last: list[Any] = [None]
+
+    def agreed(d: Any) -> Any:
+        now = d.execute_script(script)
+        same = now is not None and now == last[0]
+        last[0] = now
+        return now if same else None
+
+    return wait(driver, agreed, what)
+
+
 def open_play(driver: Any, base: str, query: str = "") -> None:
     driver.get(f"{base}?load={time.monotonic_ns()}#/play{query}")
     wait(driver, lambda d: d.execute_script(
@@ -417,7 +432,7 @@ def test_classic_double_move_and_secret_ticket_through_the_chooser(
     driver.find_element("id", "cancel-move").click()
     try:
         driver.set_window_size(*PHONE)
-        visible = wait(driver, lambda d: d.execute_script(IN_VIEW), "Mister X in view")
+        visible = settled(driver, IN_VIEW, "Mister X in view")
         click_station(driver, visible[0])
         wait(driver, lambda d: d.find_elements("css selector", "#chooser:not([hidden])"),
              "chooser on a phone")
