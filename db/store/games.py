@@ -238,10 +238,10 @@ class Games(Connection):
             return record.tournament_id
         # Lock the entry's row until commit: concurrent storers of the same entry wait
         # here, then see the game the first one stored (PostgreSQL; SQLite writers are
-        # serialised by BEGIN IMMEDIATE).
-        entry = session.scalars(
-            sa.select(ScheduledGameRow).where(ScheduledGameRow.id == record.schedule_id)
-            .with_for_update()).first()
+        # serialised by BEGIN IMMEDIATE). Both statements are built once and run on the
+        # connection, not through the ORM: this runs for every game a tournament stores.
+        connection = session.connection()
+        entry = connection.execute(_ENTRY, {"id": record.schedule_id}).first()
         if entry is None:
             raise TournamentError(f"game {record.game_id}: unknown schedule id "
                                   f"{record.schedule_id}")
@@ -251,15 +251,13 @@ class Games(Connection):
                                   f"{record.tournament_id}")
         if record.outcome.termination is not Termination.ABORTED:
             self._refuse_played(session, record)
-        return entry.tournament_id
+        tournament_id: str = entry.tournament_id
+        return tournament_id
 
     @staticmethod
     def _refuse_played(session: Session, record: GameRecord) -> None:
         """:class:`AlreadyPlayedError` if the record's schedule entry has a stored game."""
-        row = session.execute(
-            sa.select(GameRow.id, ScheduledGameRow.game_index, ScheduledGameRow.tournament_id)
-            .join(ScheduledGameRow, GameRow.schedule_id == ScheduledGameRow.id)
-            .where(GameRow.schedule_id == record.schedule_id)).first()
+        row = session.connection().execute(_PLAYED, {"id": record.schedule_id}).first()
         if row is not None and row.id != record.game_id:
             raise AlreadyPlayedError(
                 f"game {record.game_id} not stored: schedule entry {row.game_index} of "
@@ -345,6 +343,16 @@ def _table(model: type[Any]) -> sa.Table:
 
 _STORED_IDS = sa.select(GameRow.id).where(GameRow.id.in_(sa.bindparam("ids", expanding=True)))
 """Which of the game ids ``ids`` are stored (one statement object: built and keyed once)."""
+
+_ENTRY = (sa.select(ScheduledGameRow.tournament_id)
+          .where(ScheduledGameRow.id == sa.bindparam("id")).with_for_update())
+"""A schedule entry's tournament, its row locked until commit (``FOR UPDATE``; SQLite
+writers hold the database from ``BEGIN IMMEDIATE`` instead)."""
+
+_PLAYED = (sa.select(GameRow.id, ScheduledGameRow.game_index, ScheduledGameRow.tournament_id)
+           .join(ScheduledGameRow, GameRow.schedule_id == ScheduledGameRow.id)
+           .where(GameRow.schedule_id == sa.bindparam("id")))
+"""The game stored for a schedule entry, if any, with the entry's index and tournament."""
 
 
 _InsertPlan = tuple[str, tuple[tuple[str, Any], ...]]
