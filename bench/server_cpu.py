@@ -23,7 +23,8 @@ and the same for an older commit, side by side (run from outside that tree)::
     git archive e5b359f | tar -x -C /tmp/base
     .venv/bin/python bench/server_cpu.py -c 100 --games 300 --yard-src /tmp/base
 
-The load clients need ``orjson`` and ``uvloop`` (``pip install -e '.[fast]'``).
+The load clients need ``orjson`` and ``uvloop`` (both installed with yard; uvloop except on
+Windows).
 """
 
 from __future__ import annotations

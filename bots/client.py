@@ -508,8 +508,8 @@ def account_token(name: str, token: str | None, token_file: str | None, register
 
 
 def run_on_loop(main: Coroutine[Any, Any, int], loop: str = "auto") -> int:
-    """Run ``main`` on uvloop (``uvloop``, or ``auto`` when it is installed: ``pip install
-    'yard[fast]'``) or the standard asyncio loop; :class:`ClientError` for ``uvloop`` when
+    """Run ``main`` on uvloop (``uvloop``, or ``auto`` when it is installed: yard installs it
+    except on Windows) or the standard asyncio loop; :class:`ClientError` for ``uvloop`` when
     it is not installed, or an unknown loop name."""
     if loop not in LOOPS:
         main.close()
@@ -520,8 +520,8 @@ def run_on_loop(main: Coroutine[Any, Any, int], loop: str = "auto") -> int:
         except ImportError:
             if loop == "uvloop":
                 main.close()
-                raise ClientError("--loop uvloop: uvloop is not installed "
-                                  "(pip install 'yard[fast]')") from None
+                raise ClientError("--loop uvloop: uvloop is not installed (yard "
+                                  "installs it except on Windows: pip install uvloop)") from None
         else:
             played: int = uvloop.run(main)
             return played

@@ -160,8 +160,9 @@ def event_loop_runner(name: str) -> Callable[[Coroutine[Any, Any, None]], None]:
             import uvloop
         except ImportError:
             if name == "uvloop":
-                raise ServerConfigError("--loop uvloop: uvloop is not installed "
-                                        "(pip install 'yard[fast]')") from None
+                raise ServerConfigError(
+                    "--loop uvloop: uvloop is not installed (yard installs it except on "
+                    "Windows: pip install uvloop)") from None
         else:
             run: Callable[[Coroutine[Any, Any, None]], None] = uvloop.run
             return run

@@ -34,7 +34,7 @@ async def test_yard_bot_processes_play_many_games_at_once(tmp_path: Path) -> Non
     db = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
     server = MatchServer(ServerConfig(), db, port=0)
     await server.start()
-    # The default loop (uvloop where installed) and the standard one.
+    # The default loop (uvloop) and the standard one.
     bots = [await start_bot("random", server.url),
             await start_bot("greedy", server.url, "--name", "greedy-v2", "--version", "2",
                             "--loop", "asyncio")]
@@ -260,22 +260,19 @@ def test_read_frame_skips_ignored_types_and_reads_your_turn_as_decode_does() -> 
     assert read_frame('{"type": "ping", "nonce": 7}') == Ping(7)
 
 
-def test_run_on_loop_picks_the_event_loop() -> None:
-    """``auto`` is uvloop where installed, ``asyncio`` the standard loop; an unknown
-    name (or ``uvloop`` where it is missing) is a ClientError."""
+def test_run_on_loop_picks_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``auto`` is uvloop (installed with yard except on Windows), ``asyncio`` the standard
+    loop; where uvloop is missing ``auto`` is asyncio and ``uvloop`` a ClientError, as is an
+    unknown name."""
     async def which() -> int:
         return 1 if "uvloop" in type(asyncio.get_running_loop()).__module__ else 0
 
-    try:
-        import uvloop  # noqa: F401
-        installed = 1
-    except ImportError:
-        installed = 0
     assert run_on_loop(which(), "asyncio") == 0
-    assert run_on_loop(which(), "auto") == installed
-    if installed:
-        assert run_on_loop(which(), "uvloop") == 1
-    else:
+    assert run_on_loop(which(), "auto") == 1
+    assert run_on_loop(which(), "uvloop") == 1
+    with monkeypatch.context() as patched:
+        patched.setitem(sys.modules, "uvloop", None)  # as on a machine without it
+        assert run_on_loop(which(), "auto") == 0
         with pytest.raises(ClientError, match="uvloop is not installed"):
             run_on_loop(which(), "uvloop")
     with pytest.raises(ClientError, match="unknown event loop"):

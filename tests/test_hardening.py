@@ -508,20 +508,19 @@ def test_repeated_log_lines_are_thinned_out_with_a_count(tmp_path: Path) -> None
                          "the last 10 s)")
 
 
-def test_serve_loop_choice_is_checked() -> None:
-    """``--loop uvloop`` runs where uvloop is installed, else a one-line error (exit 2);
-    ``auto`` falls back to asyncio."""
+def test_serve_loop_choice_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--loop uvloop`` runs on uvloop (installed with yard except on Windows); where it
+    is missing, a one-line error (exit 2) and ``auto`` falls back to asyncio."""
     import asyncio as asyncio_module
+
+    import uvloop
 
     from server.run import ServerConfigError, event_loop_runner
 
     assert event_loop_runner("asyncio") is asyncio_module.run
-    try:
-        import uvloop
-    except ImportError:
-        assert event_loop_runner("auto") is asyncio_module.run
-        with pytest.raises(ServerConfigError, match="uvloop is not installed"):
-            event_loop_runner("uvloop")
-    else:
-        assert event_loop_runner("auto") is uvloop.run
-        assert event_loop_runner("uvloop") is uvloop.run
+    assert event_loop_runner("auto") is uvloop.run
+    assert event_loop_runner("uvloop") is uvloop.run
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # as on a machine without it
+    assert event_loop_runner("auto") is asyncio_module.run
+    with pytest.raises(ServerConfigError, match="uvloop is not installed"):
+        event_loop_runner("uvloop")

@@ -40,7 +40,7 @@ from yard.cli.options import BOT_SPEC, OPTION_PAIR
               "of the same bot (tournament runners give each game slot its own).")
 @click.option("--loop", "loop_name", default="auto", show_default=True,
               type=click.Choice(list(LOOPS)),
-              help="Event loop: auto is uvloop when installed (pip install 'yard[fast]').")
+              help="Event loop: auto is uvloop when installed (it is, except on Windows).")
 @click.option("-v", "--verbose", is_flag=True, help="Log connection events.")
 def bot(spec: BotSpec, url: str, token: str | None, token_file: str | None, register: bool,
         display: str | None, version: str, options: tuple[tuple[str, str], ...],

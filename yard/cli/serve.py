@@ -75,7 +75,7 @@ if TYPE_CHECKING:
               help="KiB of unread messages a client may have before it is disconnected.")
 @click.option("--loop", "loop_name", default="asyncio", show_default=True,
               type=click.Choice(["auto", "asyncio", "uvloop"]),
-              help="Event loop: auto is uvloop when installed (pip install 'yard[fast]').")
+              help="Event loop: auto is uvloop when installed (it is, except on Windows).")
 @click.option("--ladder", metavar="RULES[,RULES...]", default="",
               help="Run a standing ladder on these rulesets: bots that connect with "
               "--ladder are matched in role-swapped pairs and rated after every game, and "
