@@ -109,10 +109,14 @@ async def test_a_ladder_matches_rates_and_pauses_connected_bots(tmp_path: Path) 
     assert ladder["live"] is True
     rows = {row["name"]: row for row in ladder["ladders"]["grid5"]}
     assert set(rows) == set(BOTS)
-    # The three healthy bots in order of strength (greedy > random > blunder, measured with
-    # `yard play --rules grid5 --games 100`: pair scores 0.90, 0.77, 0.93).
-    healthy = sorted(("greedy", "random", "blunder"), key=lambda n: -rows[n]["mu"])
-    assert healthy == ["greedy", "random", "blunder"], rows
+    # The healthy bots rated by strength (greedy > random > blunder, measured with `yard
+    # play --rules grid5 --games 100`: pair scores 0.90, 0.77, 0.93). Deals are random and
+    # only 60 games are played, so the close pair (random, blunder) may come out either way
+    # by less than its ratings' uncertainty (seen once in 27 runs); a reversal by more
+    # would be a rating bug.
+    assert rows["greedy"]["mu"] > max(rows["random"]["mu"], rows["blunder"]["mu"]), rows
+    margin = rows["random"]["sigma"] + rows["blunder"]["sigma"]
+    assert rows["random"]["mu"] > rows["blunder"]["mu"] - margin, rows
     sleeper = rows["sleeper"]
     assert sleeper["paused"] and "forfeits in a row (last: timeout)" in sleeper["paused"]
     assert sleeper["forfeits"].get("timeout", 0) >= 3
