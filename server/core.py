@@ -1030,6 +1030,10 @@ class Core:
                              record.moves, spec.tag, spec.tournament_id, spec.schedule_id)
         admin = self.sessions.get(self.admins.pop(match.game_id, ""))
         notify = admin.conn if admin else None
+        if notify is not None and (starter := self.conns.get(notify)) is not None:
+            # Like a bot's move on a turn we sent: the ``start_match`` of a game that has
+            # ended is no flood, so a runner may start games as fast as they finish.
+            starter.bucket.credit()
         finished = Finished(record, notify, result)
         out: list[Output] = (self._ladder_result(match, record, self._now) if self.ladder
                              else [])

@@ -18,6 +18,7 @@ from protocol import (
     Hello,
     ListBots,
     MatchResult,
+    MatchStarted,
     MoveMsg,
     MoveOk,
     OnTimeout,
@@ -336,6 +337,24 @@ def test_floods_are_rate_limited_and_games_carry_on() -> None:
     h.advance(1.0)
     h.send(d, Ping(2))
     assert h.last(d, Pong).nonce == 2
+
+
+def test_a_runner_may_start_games_as_fast_as_they_end() -> None:
+    """An admin's ``start_match`` is credited back when its game ends: a runner whose
+    games finish faster than the flood rate is never rate limited, while starting
+    games that do not end still is."""
+    h, x, d, admin = setup(ServerConfig(rate_per_s=1.0, burst=3.0))
+    rng = random.Random(4)
+    for seed in range(12):  # no time passes: tokens alone would allow 2 more starts
+        h.send(admin, StartMatch("grid5", "runner", ["hunter"], seed))
+        game = h.last(admin, MatchStarted).game
+        assert h.play_out([x, d], game, rng, think=0.0).result.game == game
+    assert errors(h, admin) == []
+    assert len(h.of(admin, MatchStarted)) == 12
+    for seed in range(3):  # games left running: their starts are not given back
+        h.send(admin, StartMatch("grid5", "runner", ["hunter"], 100 + seed))
+    assert len(h.of(admin, MatchStarted)) == 12 + 2
+    assert errors(h, admin) == [ErrorCode.RATE_LIMITED]
 
 
 def test_bot_tokens_when_configured() -> None:
