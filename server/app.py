@@ -78,7 +78,7 @@ class MatchServer:
         self._sockets: dict[int, ServerConnection] = {}
         self._wake = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
-        self._writer = GameWriter(sink, self._send)
+        self._writer = GameWriter(sink, self._send, running=lambda: bool(self.core.matches))
         self._tasks: set[asyncio.Task[None]] = set()
         self._gate = Gate(config)
         self._previous_handler: Any = None

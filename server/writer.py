@@ -1,15 +1,18 @@
 """Finished games to the database, off the event loop, and their results to the admin.
 
 :class:`GameWriter` stores finished games in a thread (``asyncio.to_thread``), so a slow
-database never stalls play; games that finish while it writes go in its next batch, one
-transaction. A game's ``match_result`` goes to the admin connection that started it only
-once the game is committed; a game that cannot be stored is appended to a fallback file
-and the admin gets an ``error`` (``store_failed``) instead.
+database never stalls play. Writes are group commits: while other games are still
+running, a finished game waits up to :data:`STORE_LINGER_S` for more to finish, and games
+that finish meanwhile (or while a write runs) go in one transaction. A game's
+``match_result`` goes to the admin connection that started it only once the game is
+committed; a game that cannot be stored is appended to a fallback file and the admin gets
+an ``error`` (``store_failed``) instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +30,11 @@ STORE_RETRIES_S = (0.2, 1.0)
 """Waits before the second and third attempt to store a finished game."""
 STORE_BATCH = 100
 """Most finished games written in one transaction."""
+STORE_LINGER_S = 0.02
+"""How long a finished game waits for others to finish before it is written, while other
+games are running: one transaction per game cost several times the CPU of the game's
+share of a batch, in a server that plays hundreds of games a second (bench/RESULTS.md).
+A game that ends when no other is running is written at once."""
 
 
 class GameSink(Protocol):
@@ -42,9 +50,15 @@ class GameWriter:
     """Stores finished games in ``sink`` (none: stored nowhere, results still sent) and
     then sends each game's result with ``send(conn, encoded message)``."""
 
-    def __init__(self, sink: GameSink | None, send: Callable[[int, bytes], None]) -> None:
+    def __init__(self, sink: GameSink | None, send: Callable[[int, bytes], None],
+                 running: Callable[[], bool] = lambda: False,
+                 linger_s: float = STORE_LINGER_S) -> None:
         self.sink = sink
         self.send = send
+        #: Whether games are still being played (more may finish soon): see
+        #: :data:`STORE_LINGER_S`.
+        self.running = running
+        self.linger_s = linger_s
         #: Where a game that cannot be stored is appended (one JSON record per line, as
         #: ``yard export --what records`` writes them; ``yard import`` reads it).
         self.fallback_path: Path | None = None
@@ -54,24 +68,39 @@ class GameWriter:
         self._to_store: list[Finished] = []
         self._writer: asyncio.Task[None] | None = None
         self._saves: set[asyncio.Task[None]] = set()
+        self._hurry = False  # write what is queued without waiting for more
+        self._woken: asyncio.Event | None = None  # set to end the wait for more
 
     def queue(self, finished: Finished) -> None:
         """Hand a finished game to the writer task (a thread does the writing); games that
-        finish while it writes go in its next batch, one transaction."""
+        finish while it waits for them (see :data:`STORE_LINGER_S`) or writes go in its
+        next batch, one transaction."""
         self._to_store.append(finished)
+        if len(self._to_store) >= STORE_BATCH or not self.running():
+            self._write_soon()
         if self._writer is None:
             self._writer = asyncio.create_task(self._write_batches())
             self._saves.add(self._writer)
             self._writer.add_done_callback(self._saves.discard)
 
     async def wait(self) -> None:
-        """Until every game queued so far is stored (or kept, or given up)."""
+        """Until every game queued so far is stored (or kept, or given up); what waits
+        for more games to finish is written at once."""
+        self._write_soon()
         if self._saves:
             await asyncio.gather(*self._saves, return_exceptions=True)
 
     async def _write_batches(self) -> None:
         try:
             while self._to_store:
+                if self.linger_s > 0 and not self._hurry and self.running():
+                    self._woken = asyncio.Event()
+                    try:
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(self._woken.wait(), self.linger_s)
+                    finally:
+                        self._woken = None
+                self._hurry = False
                 batch = self._to_store[:STORE_BATCH]
                 del self._to_store[:STORE_BATCH]
                 if len(batch) > 1 and await self._save_batch([f.record for f in batch]):
@@ -84,6 +113,11 @@ class GameWriter:
                     await self._store(finished)
         finally:
             self._writer = None
+
+    def _write_soon(self) -> None:
+        self._hurry = True
+        if self._woken is not None:
+            self._woken.set()
 
     async def _save_batch(self, records: list[GameRecord]) -> bool:
         """Store ``records`` in one transaction if the sink can; ``False`` if it cannot or

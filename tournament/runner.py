@@ -49,6 +49,10 @@ from tournament.sprt import SprtMonitor, record_state, store_state
 log = logging.getLogger(__name__)
 
 RETRY_S = 0.25
+#: Games that may wait for their commit while the next ones play (at least one per slot):
+#: the server writes games in group commits (``server.writer.STORE_LINGER_S``), so at a
+#: few hundred games a second several wait at once.
+MAX_UNSTORED = 32
 #: Seconds the runner's lease on its tournament lasts without a renewal.
 RUNNER_LEASE_S = 30.0
 
@@ -146,10 +150,10 @@ class TournamentRunner:
             for instance in (self.pool.instances if self.pool is not None
                              else [None] * (self.concurrency or available_cores())):
                 slots.put_nowait(instance)
-            # Games started and not yet stored: those playing plus at most as many again
-            # that ended and wait for their record to be committed (a slow database
-            # holds back new games instead of piling them up).
-            unstored = asyncio.Semaphore(2 * slots.qsize())
+            # Games started and not yet stored: those playing plus at most
+            # MAX_UNSTORED more that ended and wait for their record to be committed (a
+            # slow database holds back new games instead of piling them up).
+            unstored = asyncio.Semaphore(slots.qsize() + max(slots.qsize(), MAX_UNSTORED))
             async with AdminClient(url, self.admin_token, name="yard-tournament") as admin:
 
                 async def one(entry: ScheduledGame) -> None:
