@@ -34,7 +34,7 @@ from protocol import StartMatch  # noqa: E402
 from protocol.tokens import new_token  # noqa: E402
 from server.admin import AdminClient  # noqa: E402
 from server.app import MatchServer  # noqa: E402
-from server.core import ServerConfig  # noqa: E402
+from server.config import ServerConfig  # noqa: E402
 
 ADMIN_TOKEN = new_token()
 """The admin token of the in-process server."""

@@ -33,7 +33,7 @@ from sqlalchemy.orm import Session  # noqa: E402
 from db.models import GameRow, ScheduledGameRow, TournamentRow  # noqa: E402
 from db.store import Database  # noqa: E402
 from server.app import MatchServer  # noqa: E402
-from server.core import ServerConfig  # noqa: E402
+from server.config import ServerConfig  # noqa: E402
 from server.web.http import WebApp, web_url  # noqa: E402
 
 BOTS = {"random": 0.0, "greedy": 150.0, "rush": 120.0, "mcts": 300.0, "alphabeta": 260.0,

@@ -26,7 +26,7 @@ from typing import Protocol
 from db.errors import AccountError, DatabaseError
 from db.records import AccountInfo
 from db.store.accounts import TOUCH_EVERY, token_matches
-from server.core import AccountStatus, AccountVerdict, Authenticate
+from server.outputs import AccountStatus, AccountVerdict, Authenticate
 
 log = logging.getLogger(__name__)
 

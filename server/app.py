@@ -40,20 +40,20 @@ from websockets.http11 import Request, Response
 from protocol import ErrorCode, encode_bytes
 from server.accounts import AccountChecker
 from server.auth import is_loopback, origin_allowed
-from server.core import (
+from server.config import ServerConfig
+from server.core import Core
+from server.frames import FRAME_SLACK, DirectConnection
+from server.gate import Gate, GatedConnection, gated, refusal
+from server.outbox import SHUTDOWN_REASON, CloseMarker, Outbox, Outboxes, drain, drop
+from server.outputs import (
     AccountStatus,
     AccountVerdict,
     Authenticate,
     Close,
-    Core,
     Finished,
     Output,
     Send,
-    ServerConfig,
 )
-from server.frames import FRAME_SLACK, DirectConnection
-from server.gate import Gate, GatedConnection, gated, refusal
-from server.outbox import SHUTDOWN_REASON, CloseMarker, Outbox, Outboxes, drain, drop
 from server.writer import GameSink, GameWriter
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ from websockets.http11 import MAX_LINE_LENGTH, MAX_NUM_HEADERS, Response
 from websockets.server import ServerProtocol
 from websockets.typing import StatusLike
 
-from server.core import ServerConfig
+from server.config import ServerConfig
 from server.frames import DirectConnection
 
 

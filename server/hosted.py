@@ -26,7 +26,7 @@ import threading
 from pathlib import Path
 
 from game.errors import YardError
-from server.core import ServerConfig
+from server.config import ServerConfig
 from server.logs import RateLimitFilter
 from server.run import Serving, close_serving, fit_open_files, open_serving, server_config
 

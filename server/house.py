@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protocol.tokens import new_token
-from server.core import ServerConfig
+from server.config import ServerConfig
 
 log = logging.getLogger(__name__)
 

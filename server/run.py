@@ -35,7 +35,8 @@ from server.auth import (
     is_loopback,
     server_admin_token,
 )
-from server.core import Core, ServerConfig
+from server.config import ServerConfig
+from server.core import Core
 from server.gate import HttpConnection, refusal_slots
 from server.house import House, HouseBot
 from server.ladder import ladder_id, play_id

@@ -22,7 +22,7 @@ from db.errors import AlreadyPlayedError
 from db.portable import to_line
 from db.records import GameRecord
 from protocol import Error, ErrorCode, encode_bytes
-from server.core import Finished
+from server.outputs import Finished
 
 log = logging.getLogger(__name__)
 

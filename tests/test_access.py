@@ -36,7 +36,8 @@ from server.accounts import AccountChecker
 from server.admin import AdminClient, AdminError
 from server.app import MatchServer
 from server.auth import AdminTokenError, check_origin, client_admin_token, origin_allowed
-from server.core import AccountStatus, Authenticate, ServerConfig
+from server.config import ServerConfig
+from server.outputs import AccountStatus, Authenticate
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]

@@ -22,7 +22,7 @@ from game import Move, Termination, View
 from protocol import Ping, ProtocolError, StartMatch, decode
 from server.admin import AdminClient
 from server.app import MatchServer
-from server.core import ServerConfig
+from server.config import ServerConfig
 from tournament.processes import Child, start_bot, start_server, yard_argv
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))

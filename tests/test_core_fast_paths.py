@@ -21,7 +21,8 @@ from protocol.codec import _encode_stdlib
 from protocol.messages import Policy
 from server.admin import AdminClient
 from server.app import MatchServer
-from server.core import Core, ServerConfig
+from server.config import ServerConfig
+from server.core import Core
 from server.match import move_texts
 
 

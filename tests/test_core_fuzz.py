@@ -21,7 +21,7 @@ from test_match_core_harness import Harness
 
 from game import Termination
 from protocol import MESSAGE_TYPES, MoveMsg
-from server.core import ServerConfig
+from server.config import ServerConfig
 
 SCALARS = (st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
            | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=24))

@@ -13,7 +13,8 @@ from game import Termination, load_board
 from protocol import StartMatch, encode
 from server.admin import AdminClient
 from server.app import MatchServer
-from server.core import ServerConfig, board_message
+from server.config import ServerConfig
+from server.core import board_message
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

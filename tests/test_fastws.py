@@ -31,7 +31,7 @@ from db.store import Database
 from protocol import StartMatch
 from server.admin import AdminClient
 from server.app import MatchServer
-from server.core import ServerConfig
+from server.config import ServerConfig
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 WAIT = 10 * SCALE

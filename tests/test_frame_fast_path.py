@@ -30,7 +30,7 @@ from websockets.asyncio.server import ServerConnection
 from protocol import StartMatch, TimeControl
 from server.admin import AdminClient
 from server.app import MatchServer
-from server.core import ServerConfig
+from server.config import ServerConfig
 from server.frames import FRAME_SLACK, DirectConnection
 
 MAX_SIZE = 1000

@@ -26,7 +26,7 @@ from protocol import StartMatch, TimeControl
 from protocol.messages import Policy
 from server.admin import AdminClient, AdminError
 from server.app import MatchServer
-from server.core import ServerConfig
+from server.config import ServerConfig
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 ROOT = Path(__file__).resolve().parent.parent
@@ -198,7 +198,7 @@ async def test_connection_caps_refuse_with_503_and_free_slots_are_reused() -> No
 EMFILE_SERVER = """
 import asyncio, os, resource, sys
 from server.app import MatchServer
-from server.core import ServerConfig
+from server.config import ServerConfig
 from server.logs import configure
 
 configure()

@@ -21,7 +21,9 @@ from protocol import (
     YourTurn,
     encode,
 )
-from server.core import Close, Core, Output, Send, ServerConfig
+from server.config import ServerConfig
+from server.core import Core
+from server.outputs import Close, Output, Send
 
 Policy = Callable[[YourTurn], str | None]  # a bot: the move text it sends, or None
 

@@ -32,7 +32,8 @@ from protocol import (
     Watching,
     YourTurn,
 )
-from server.core import MAX_MOVE_TEXT, ServerConfig
+from server.config import ServerConfig
+from server.core import MAX_MOVE_TEXT
 from server.match import MAX_REFUSED
 from server.transcript import regenerate
 

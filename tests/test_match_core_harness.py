@@ -22,7 +22,9 @@ from protocol import (
     YourTurn,
     encode,
 )
-from server.core import Close, Core, Finished, Output, Send, ServerConfig
+from server.config import ServerConfig
+from server.core import Core
+from server.outputs import Close, Finished, Output, Send
 
 M = TypeVar("M", bound=Message)
 

@@ -24,7 +24,7 @@ from db.records import GameRecord
 from db.store import Database
 from protocol import ErrorCode
 from server.app import MatchServer
-from server.core import ServerConfig
+from server.config import ServerConfig
 from tournament.runner import TournamentRunner
 from tournament.spec import TournamentRunError, TournamentSpec, create
 

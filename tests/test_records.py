@@ -31,7 +31,7 @@ from game.board import board_digest
 from protocol import OnTimeout, Policy, StartMatch, TimeControl
 from server.admin import AdminClient
 from server.app import MatchServer
-from server.core import ServerConfig
+from server.config import ServerConfig
 from server.transcript import transcripts
 
 YARD = str(Path(sys.executable).with_name("yard"))

@@ -25,7 +25,7 @@ from protocol import OnTimeout, Policy, StartMatch, TimeControl
 from ratings.outcomes import from_results
 from server.admin import AdminClient
 from server.app import MatchServer
-from server.core import ServerConfig
+from server.config import ServerConfig
 from tournament.processes import Child, yard_argv
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))

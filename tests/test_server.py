@@ -20,7 +20,7 @@ from game import Termination
 from protocol import OnTimeout, Policy, StartMatch, TimeControl
 from server.admin import AdminClient, AdminError
 from server.app import MatchServer
-from server.core import ServerConfig
+from server.config import ServerConfig
 from server.transcript import transcripts
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))

@@ -29,7 +29,7 @@ from db.store import Database
 from protocol import OnTimeout, Policy, StartMatch, TimeControl
 from server.admin import AdminClient
 from server.app import MatchServer
-from server.core import ServerConfig
+from server.config import ServerConfig
 from server.transcript import TranscriptError, regenerate, transcripts
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))

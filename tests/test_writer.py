@@ -14,7 +14,7 @@ from db.build import record_from_moves
 from db.records import GameRecord
 from db.store import Database
 from protocol import MatchResult, decode
-from server.core import Finished
+from server.outputs import Finished
 from server.writer import STORE_BATCH, GameWriter
 
 LONG = 60.0

@@ -22,7 +22,7 @@ from game import Move, Ticket, from_text
 from game.rules import ruleset_from_dict
 from ratings.sprt import SprtSpec, evaluate
 from server.app import MatchServer
-from server.core import ServerConfig
+from server.config import ServerConfig
 from server.web.http import WebApp, web_url
 from tournament.schedule import make_schedule, mrx_bot, team_members
 

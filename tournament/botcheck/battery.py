@@ -21,7 +21,7 @@ from protocol import ErrorCode, OnTimeout, Policy, StartMatch, TimeControl
 from protocol.messages import MatchResult
 from server.admin import AdminClient, AdminError
 from server.app import MatchServer
-from server.core import ServerConfig
+from server.config import ServerConfig
 from tournament.botcheck.claims import Claims
 from tournament.botcheck.proxy import EXTRA_KEY, Mode, Observer, Proxy
 from tournament.botcheck.reference import REFERENCE, ReferenceBot

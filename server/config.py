@@ -1,0 +1,64 @@
+"""The server's policy knobs (:class:`ServerConfig`): tokens and accounts, clocks, limits,
+the ladder. Made once by whoever starts the server (:mod:`server.run`, :mod:`server.hosted`)
+and read by the core and its shell."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from protocol import DEFAULT_MAX_SIZE, TimeControl
+from protocol.tokens import new_token
+
+
+@dataclass
+class ServerConfig:
+    """Server policy knobs.
+
+    ``admin_token``: the secret an admin ``hello`` must carry (a fresh random one unless
+    given; ``None``: no admin connections at all). ``bot_tokens``: bot names that need a
+    fixed token. ``accounts``: every other bot name needs its account's token (checked by
+    the shell, :class:`Authenticate`); ``open_registration``: a ``hello`` with
+    ``register`` makes an account for an unused name. Per account, at most
+    ``max_account_connections`` live connections and ``max_account_games`` games at once.
+    The shell enforces ``allowed_origins`` (web pages other than the server's own that may
+    connect, :func:`server.auth.origin_allowed`) and the last four: seconds a connection
+    has to send ``hello``, bytes queued for a client that does not read before it is
+    disconnected, open sockets in all and per remote address."""
+
+    bot_tokens: dict[str, str] = field(default_factory=dict)
+    admin_token: str | None = field(default_factory=new_token, repr=False)
+    accounts: bool = False
+    open_registration: bool = False
+    max_account_connections: int = 16
+    max_account_games: int = 64
+    allowed_origins: tuple[str, ...] = ()
+    #: Where ``admin_token`` was read from or created (shown at start-up; ``None``: the
+    #: token was given as such).
+    admin_token_file: str | None = None
+    time_control: TimeControl = field(default_factory=TimeControl)
+    grace_s: float = 10.0
+    max_size: int = DEFAULT_MAX_SIZE
+    rate_per_s: float = 200.0
+    burst: float = 400.0
+    max_violations: int = 25
+    hello_timeout_s: float = 5.0
+    max_send_bytes: int = 1 << 20
+    max_connections: int = 1024
+    max_per_address: int = 256
+    #: Rulesets of the standing ladder (empty: no ladder, no Play page games).
+    ladder: tuple[str, ...] = ()
+    #: A ladder bot's rated games before matchmaking goes by rating
+    #: (:class:`server.ladder.Ladder`), its forfeits in a row that pause it, and for how
+    #: long (doubled for each pause in a row).
+    ladder_placement: int = 6
+    ladder_pause_after: int = 3
+    ladder_pause_s: float = 600.0
+    #: A bot new to the ladder first plays two check games (as Mister X, then as the
+    #: detectives) against the server's own random player, and is matched only if it
+    #: plays both to the end without a fault.
+    ladder_check: bool = False
+    #: Most games at once a ladder bot may ask for (``hello.max_games``).
+    ladder_max_games: int = 16
+    #: The clock of a person's game (``play``): per move, and a bank.
+    play_time_control: TimeControl = field(
+        default_factory=lambda: TimeControl(move_s=60.0, bank_s=600.0))

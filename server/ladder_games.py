@@ -1,0 +1,361 @@
+"""The standing ladder's games and people's games against its bots, in the sans-I/O core.
+
+:class:`LadderGames` is a part of :class:`server.core.Core` (which owns one): it refuses
+``hello`` ladder fields this server cannot serve, starts the games the ladder's matchmaking
+(:class:`server.ladder.Ladder`) proposes for the bots free now, runs the ladder check (a new
+bot's two games against the server's own random player), starts a person's ``play`` game
+against a ladder bot, and rates every finished ladder and play game. The core starts and
+routes the games (:class:`Referee`).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import secrets
+from collections.abc import Callable
+from datetime import datetime
+from typing import Protocol
+
+from db.records import GameRecord
+from game import Termination, load_ruleset
+from protocol import (
+    Error,
+    ErrorCode,
+    Hello,
+    MatchStarted,
+    MoveMsg,
+    Play,
+    Policy,
+    ProtocolError,
+    Role,
+    Side,
+    YourTurn,
+)
+from server.config import ServerConfig
+from server.ladder import (
+    Ladder,
+    LadderGame,
+    Result,
+    ladder_id,
+    ladder_rules,
+    play_id,
+    play_rules,
+)
+from server.match import Match, MatchSpec, Outputs, Player
+from server.outputs import Output, Send, refuse_hello
+from server.session import HUMAN_PREFIX, SERVER_VERSION, Connection, Session, live_bots
+
+log = logging.getLogger(__name__)
+
+CHECKER_SESSION = "s-yard-check"
+CHECKER_NAME = "yard-check"
+"""The server's own random player in ladder check games (a session with no connection)."""
+
+
+class Referee(Protocol):
+    """What the ladder's games need of the core (:class:`server.core.Core`)."""
+
+    @property
+    def closing(self) -> bool:
+        """The server is shutting down: it starts no more games."""
+        ...
+
+    def start(self, spec: MatchSpec, now: float, *first: Output, admin: str | None = None
+              ) -> list[Output]:
+        """Start the game ``spec`` (``first``: what to send before its messages)."""
+        ...
+
+    def route(self, match: Match, outputs: Outputs) -> list[Output]:
+        """Deliver ``match``'s ``outputs`` (and finish it if it ended)."""
+        ...
+
+
+class LadderGames:
+    """The ladder (``config.ladder``; ``ladder`` is ``None`` without one), its check games
+    and people's games.
+
+    ``sessions`` is the core's own table of sessions (the checker's session is added to
+    it); ``new_id`` makes a game id from a prefix; ``wall`` turns the core's time into a
+    date (when a bot left the ladder)."""
+
+    def __init__(self, config: ServerConfig, sessions: dict[str, Session],
+                 new_id: Callable[[str], str], wall: Callable[[float], datetime] | None,
+                 core: Referee) -> None:
+        self.config = config
+        self.sessions = sessions
+        self.new_id = new_id
+        self.wall = wall
+        self.core = core
+        #: The standing ladder's matchmaking and live ratings (``config.ladder``).
+        self.ladder = (Ladder(config.ladder, placement=config.ladder_placement,
+                              pause_after=config.ladder_pause_after,
+                              pause_s=config.ladder_pause_s, check=config.ladder_check)
+                       if config.ladder else None)
+        #: A ladder or play game ended: the ladder may start games (:meth:`step`).
+        self.due = False
+        #: Ladder check games running (game id -> bot, leg, ruleset) and waiting to start.
+        self._checks: dict[str, tuple[str, int, str]] = {}
+        self._check_queue: list[tuple[str, int, str]] = []
+        self._check_rng = random.Random(secrets.randbits(64))
+
+    # ------------------------------------------------------------------ sessions
+
+    def refused(self, conn: Connection, hello: Hello) -> list[Output] | None:
+        """The refusal of a ``hello`` whose ladder fields or role this server cannot
+        serve, or ``None``."""
+        if hello.role is Role.HUMAN:
+            if not self.config.ladder:
+                return refuse_hello(conn.id, ErrorCode.FORBIDDEN,
+                                    "this server has no games for people (its operator "
+                                    "starts them with yard serve --ladder RULES)")
+            if hello.ladder or hello.register:
+                return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
+                                    "a person's hello has no ladder or register")
+            return None
+        if hello.role is Role.BOT and hello.name.startswith(HUMAN_PREFIX):
+            return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
+                                f"bot names may not start with {HUMAN_PREFIX!r} (people's "
+                                "names on this server do)")
+        if hello.ladder is None and hello.max_games is None:
+            return None
+        if hello.role is not Role.BOT:
+            return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
+                                "hello.ladder and hello.max_games are for bots")
+        limit = self.config.ladder_max_games
+        if hello.max_games is not None and not 1 <= hello.max_games <= limit:
+            return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
+                                f"hello.max_games must be 1 to {limit}, got {hello.max_games}")
+        if not self.config.ladder:
+            return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
+                                "this server runs no ladder (its operator starts one with "
+                                "yard serve --ladder RULES)")
+        unknown = [r for r in hello.ladder or () if r not in self.config.ladder]
+        if unknown or not hello.ladder:
+            return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
+                                f"hello.ladder {unknown or hello.ladder!r:.80}: this server's "
+                                f"ladder plays {', '.join(self.config.ladder)}")
+        return None
+
+    def joined(self, session: Session, now: float) -> list[Output]:
+        """``session`` (a new session that asked for the ladder) joins it; a bot new to
+        the ladder waits for its check games."""
+        if self.ladder is None:
+            return []
+        self.ladder.join(session.name, self._rules_of(session.name))
+        checking = {c[0] for c in [*self._checks.values(), *self._check_queue]}
+        if self.ladder.needs_check(session.name) and session.name not in checking:
+            self._check_queue.append((session.name, 1, sorted(session.ladder)[0]))
+        return self.step(now)
+
+    def left(self, session: Session, now: float) -> None:
+        """``session`` lost its connection: the ladder forgets what waited for its bot, if
+        no other session of that bot is live."""
+        if self.ladder is not None and session.ladder and not self._sessions(session.name):
+            self.ladder.left(session.name, self.wall(now) if self.wall else None)
+
+    def _sessions(self, name: str | None = None) -> list[Session]:
+        """Live ladder bot sessions (of bot ``name`` when given)."""
+        return [s for s in live_bots(self.sessions.values())
+                if s.ladder and (name is None or s.name == name)]
+
+    def _rules_of(self, name: str) -> frozenset[str]:
+        rules: frozenset[str] = frozenset()
+        for session in self._sessions(name):
+            rules |= session.ladder
+        return rules
+
+    # ------------------------------------------------------------------ matchmaking
+
+    def step(self, now: float) -> list[Output]:
+        """Start the games the ladder proposes for the bots free now."""
+        self.due = False
+        if self.ladder is None or self.core.closing:
+            return []
+        out: list[Output] = []
+        for check in list(self._check_queue):
+            spec = self._check_spec(*check)
+            if spec is not None:
+                self._check_queue.remove(check)
+                self._checks[spec.game_id] = check
+                out += self.core.start(spec, now)
+        free: dict[str, int] = {}
+        for session in self._sessions():
+            free[session.name] = free.get(session.name, 0) + max(
+                0, session.max_games - len(session.games))
+        for game in self.ladder.propose(free, now):
+            spec = self._ladder_spec(game)
+            if spec is not None:
+                out += self.core.start(spec, now)
+        return out
+
+    def _ladder_spec(self, game: LadderGame) -> MatchSpec | None:
+        """The match of ``game``, on sessions of its bots with a free slot."""
+        chosen: dict[str, Session] = {}
+        for name in dict.fromkeys((game.mrx, game.detective)):
+            free = [s for s in self._sessions(name)
+                    if game.rules in s.ladder and len(s.games) < s.max_games]
+            if not free:
+                return None
+            chosen[name] = min(free, key=lambda s: (len(s.games), s.id))
+        rules = load_ruleset(game.rules)
+        names = [game.mrx, *[game.detective] * rules.detectives]
+        players = [Player(chosen[n].id, n, chosen[n].version, chosen[n].instance)
+                   for n in names]
+        return MatchSpec(self.new_id("g"), rules, players, game.seed,
+                         self.config.time_control, Policy(), self.config.grace_s,
+                         f"ladder leg {game.leg}", ladder_id(game.rules), None, False,
+                         game.mrx_seed)
+
+    def result(self, match: Match, record: GameRecord, now: float) -> list[Output]:
+        """Rate a finished ladder or play game; tell a bot it was paused. Nothing for
+        any other game, or without a ladder."""
+        if self.ladder is None:
+            return []
+        spec = match.spec
+        rules = ladder_rules(spec.tournament_id)
+        outcome = record.outcome
+        at_fault = None if outcome.seat is None else spec.players[outcome.seat].name
+        mrx, detective = spec.players[0].name, spec.players[1].name
+        if rules is None:
+            rules = play_rules(spec.tournament_id)
+            if rules is not None:
+                self.ladder.played(Result(rules, mrx, detective, outcome.winner,
+                                          outcome.termination, at_fault))
+            return []
+        self.due = True
+        paused = self.ladder.result(Result(rules, mrx, detective, outcome.winner,
+                                           outcome.termination, at_fault), now)
+        if paused is None or at_fault is None:
+            return []
+        log.warning("ladder: %s %s", at_fault, paused)
+        return [Send(s.conn, Error(ErrorCode.LADDER_PAUSED, paused))
+                for s in self._sessions(at_fault) if s.conn is not None]
+
+    # ------------------------------------------------------------------ the ladder check
+
+    def _check_spec(self, name: str, leg: int, rules_name: str) -> MatchSpec | None:
+        """The ladder check game ``leg`` of bot ``name`` (1: it plays Mister X, 2: the
+        detectives) against the server's own random player; ``None`` while the bot has
+        no free slot (or has gone: the check is then dropped)."""
+        sessions = self._sessions(name)
+        if not sessions:
+            self._check_queue = [c for c in self._check_queue if c[0] != name]
+            return None
+        free = [s for s in sessions if len(s.games) < s.max_games]
+        if not free:
+            return None
+        bot = min(free, key=lambda s: (len(s.games), s.id))
+        checker = self.sessions.setdefault(CHECKER_SESSION, Session(
+            CHECKER_SESSION, CHECKER_NAME, SERVER_VERSION, Role.BOT, False,
+            secrets.token_urlsafe(18), None))
+        rules = load_ruleset(rules_name)
+        me = Player(bot.id, bot.name, bot.version, bot.instance)
+        house = Player(checker.id, checker.name, checker.version)
+        players = ([me, *[house] * rules.detectives] if leg == 1
+                   else [house, *[me] * rules.detectives])
+        return MatchSpec(self.new_id("g"), rules, players, secrets.randbelow(2**31),
+                         self.config.time_control, Policy(), self.config.grace_s,
+                         "ladder check", None, None, False, secrets.randbelow(2**31))
+
+    def checker_moves(self, match: Match, turns: list[YourTurn], now: float
+                      ) -> list[Output]:
+        """The server's own random player answers its ``turns`` in a ladder check game."""
+        out: list[Output] = []
+        for turn in turns:
+            move = MoveMsg(turn.game, turn.turn, self._check_rng.choice(turn.legal))
+            if not match.finished:
+                out += self.core.route(match, match.handle_move(CHECKER_SESSION, move, now))
+        return out
+
+    def is_check(self, game_id: str) -> bool:
+        """Game ``game_id`` is a ladder check game (not stored: :meth:`check_over`)."""
+        return game_id in self._checks
+
+    def check_over(self, match: Match, record: GameRecord) -> list[Output]:
+        """A ladder check game ended (it is not stored): go on to the second, or say
+        whether the bot passed."""
+        assert self.ladder is not None
+        name, leg, rules = self._checks.pop(match.game_id)
+        outcome = record.outcome
+        self.due = True
+        if outcome.termination is Termination.ABORTED:
+            return []
+        at_fault = None if outcome.seat is None else match.spec.players[outcome.seat].name
+        if at_fault != name:
+            if leg == 1:
+                self._check_queue.append((name, 2, rules))
+            else:
+                self.ladder.checked(name, None)
+                log.info("ladder: %s passed the ladder check", name)
+            return []
+        role = "Mister X" if leg == 1 else "the detectives"
+        reason = (f"ladder check failed: as {role} on {rules} against the server's random "
+                  f"player, the game ended {outcome.termination.value} by your fault; fix "
+                  "the bot and connect again")
+        self.ladder.checked(name, reason)
+        log.warning("ladder: %s %s", name, reason)
+        return [Send(s.conn, Error(ErrorCode.LADDER_CHECK_FAILED, reason))
+                for s in self._sessions(name) if s.conn is not None]
+
+    # ------------------------------------------------------------------ people's games
+
+    def play(self, conn: Connection, session: Session, msg: Play, now: float
+             ) -> list[Output]:
+        """A person asks for a game against a ladder bot."""
+        if session.role is not Role.HUMAN:
+            raise ProtocolError(ErrorCode.FORBIDDEN, "play is for people (hello role human)")
+        if self.core.closing:
+            raise ProtocolError(ErrorCode.SHUTTING_DOWN, "the server is shutting down")
+        if msg.rules not in self.config.ladder:
+            raise ProtocolError(ErrorCode.BAD_MATCH,
+                                f"play.rules {msg.rules!r:.40}: this server plays "
+                                f"{', '.join(self.config.ladder)}")
+        if session.games:
+            raise ProtocolError(ErrorCode.BAD_MATCH,
+                                "finish (or resign) your game before asking for another")
+        bot = self._opponent(msg, now)
+        rules = load_ruleset(msg.rules)
+        me = Player(session.id, session.name, session.version)
+        them = Player(bot.id, bot.name, bot.version, bot.instance)
+        players = ([me, *[them] * rules.detectives] if msg.side is Side.MRX
+                   else [them, *[me] * rules.detectives])
+        spec = MatchSpec(self.new_id("g"), rules, players, secrets.randbelow(2**31),
+                         self.config.play_time_control, Policy(), self.config.grace_s,
+                         "play", play_id(msg.rules), None, False, secrets.randbelow(2**31))
+        return self.core.start(spec, now, Send(conn.id, MatchStarted(spec.game_id, "play")))
+
+    def _opponent(self, msg: Play, now: float) -> Session:
+        """The least busy live session of the bot ``play`` asks for, with a free slot on
+        its ruleset's ladder."""
+        bots = [s for s in self._sessions(msg.opponent) if msg.rules in s.ladder]
+        paused = None if self.ladder is None else self.ladder.paused(msg.opponent, now)
+        if paused is not None:
+            raise ProtocolError(ErrorCode.BOT_BUSY, f"bot {msg.opponent!r:.40} is {paused}")
+        if not bots:
+            raise ProtocolError(ErrorCode.BOT_NOT_CONNECTED,
+                                f"no bot {msg.opponent!r:.40} on this server's "
+                                f"{msg.rules} ladder now")
+        free = [s for s in bots if len(s.games) < s.max_games]
+        if not free:
+            raise ProtocolError(ErrorCode.BOT_BUSY,
+                                f"bot {msg.opponent!r:.40} is playing as many games as it "
+                                "takes; try again in a moment or pick another")
+        return min(free, key=lambda s: (len(s.games), s.id))
+
+    # ------------------------------------------------------------------ standings
+
+    def standings(self, now: float) -> dict[str, list[dict[str, object]]]:
+        """The live ladder per ruleset at ``now`` (:meth:`server.ladder.Ladder.standings`),
+        with who is connected; empty without a ladder."""
+        if self.ladder is None:
+            return {}
+        connected = {s.name for s in self._sessions()}
+        return {rules: self.ladder.standings(rules, connected, now)
+                for rules in self.ladder.rules}
+
+    def people(self) -> dict[str, list[dict[str, object]]]:
+        """The Play page's rating pool per ruleset; empty without a ladder."""
+        if self.ladder is None:
+            return {}
+        return {rules: self.ladder.people(rules) for rules in self.ladder.rules}

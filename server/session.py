@@ -1,0 +1,60 @@
+"""Who is connected: a :class:`Connection` per websocket and a :class:`Session` per
+authenticated client (it survives reconnects). Plain state, kept by
+:class:`server.core.Core` and read by its lobby and ladder games."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from protocol import Hello, Role
+from server.ratelimit import TokenBucket
+
+SERVER_VERSION = "yard-server/0.1"
+"""The server's name and version, as ``welcome`` gives it."""
+
+HUMAN_PREFIX = "human:"
+"""People (``hello`` role ``human``) play under ``human:NAME``: never a bot's name."""
+
+
+@dataclass
+class Session:
+    """An authenticated client; survives reconnects via its resume token."""
+
+    id: str
+    name: str
+    version: str
+    role: Role
+    admin: bool
+    resume_token: str
+    conn: int | None
+    games: set[str] = field(default_factory=set)
+    instance: str | None = None
+    #: The account it authenticated with (``None``: no account needed, or a fixed token).
+    account: str | None = None
+    #: Ladder rulesets it asked to be matched on, and its most games at once there.
+    ladder: frozenset[str] = frozenset()
+    max_games: int = 1
+
+
+@dataclass
+class Connection:
+    """One websocket connection. ``foreign_origin``: the ``Origin`` of the web page that
+    opened it, when the shell does not allow that origin (its ``hello`` is refused);
+    ``pending``: its ``hello`` while the shell checks the account token."""
+
+    id: int
+    bucket: TokenBucket
+    session: Session | None = None
+    violations: int = 0
+    limited_notice: bool = False
+    watching: set[str] = field(default_factory=set)
+    foreign_origin: str | None = None
+    pending: Hello | None = None
+    #: Digests of the boards this connection was sent (``board``, once each).
+    boards: set[str] = field(default_factory=set)
+
+
+def live_bots(sessions: Iterable[Session]) -> list[Session]:
+    """The bot sessions of ``sessions`` that have a connection now."""
+    return [s for s in sessions if s.role is Role.BOT and s.conn is not None]
