@@ -1,6 +1,6 @@
 """Account checks for ``yard serve --accounts``, off the event loop.
 
-The core asks (:class:`server.core.Authenticate`) and the shell runs
+The core asks (:class:`server.outputs.Authenticate`) and the shell runs
 :meth:`AccountChecker.verify`: the account is read from the database and the token checked
 against its scrypt hash on a small thread pool of its own, so neither the database nor the
 hashing (tens of milliseconds of CPU) ever blocks the loop, and a flood of bad tokens

@@ -36,7 +36,6 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import Enum
 from typing import Any
 
 from db.records import GameRecord, MatchLog, SeatRecord, TurnRecord
@@ -80,18 +79,11 @@ in one game; the next forfeits its seats with ``protocol_violation``. Every move
 kept in the game's log (so its answer can be rebuilt): this bounds what one client adds."""
 
 
-class Fault(Enum):
-    """Fault codes recorded per turn (``TurnRecord.fault``)."""
-
-    TIMEOUT = "timeout"
-    RANDOM_MOVE_ON_TIMEOUT = "random_move_on_timeout"
-    ILLEGAL_MOVE = "illegal_move"
-    BAD_MOVE = "bad_move"
-    BOT_ERROR = "bot_error"
-    DISCONNECTED = "disconnected"
-    PROTOCOL_VIOLATION = "protocol_violation"
-    ABORTED = "aborted"
-    RESIGNED = "resigned"
+RANDOM_MOVE_ON_TIMEOUT = "random_move_on_timeout"
+"""The fault code (``TurnRecord.fault``) of a turn the server played at random for a seat
+out of time (policy ``on_timeout: random``): the game goes on, so it is no
+:class:`game.Termination`. Every other code is a termination's value (the forfeit or abort
+that ended the game) or the error a refused try got (``bad_move``, ``illegal_move``)."""
 
 
 @dataclass(frozen=True)
@@ -377,7 +369,8 @@ class Match:
         return []
 
     def _abort(self, us: int, detail: str) -> Outputs:
-        return self._finish(Outcome(None, Termination.ABORTED), us, Fault.ABORTED, detail)
+        return self._finish(Outcome(None, Termination.ABORTED), us, Termination.ABORTED.value,
+                            detail)
 
     def _detach(self, session: str, us: int) -> None:
         self.detached.setdefault(session, us)
@@ -396,8 +389,8 @@ class Match:
         seats = self.seats_of(session)
         if seat is None or seat not in seats:
             seat = self.turn.seat if self.turn and self.turn.seat in seats else seats[0]
-        fault = Fault(termination.value)
-        return self._finish(Outcome.forfeit(seat, termination), us, fault, detail, seat)
+        return self._finish(Outcome.forfeit(seat, termination), us, termination.value, detail,
+                            seat)
 
     # ------------------------------------------------------------------ moves
 
@@ -437,11 +430,10 @@ class Match:
             try:
                 move = Move.parse(msg.move)
             except MoveParseError as exc:
-                return self._bad_try(session, Fault.BAD_MOVE, ErrorCode.BAD_MOVE, str(exc),
-                                     now)
+                return self._bad_try(session, ErrorCode.BAD_MOVE, str(exc), now)
             text = (f"{move} is not a legal move for {seat_name(self.turn.seat)} "
                     f"(turn {self.turn.number})")
-            return self._bad_try(session, Fault.ILLEGAL_MOVE, ErrorCode.ILLEGAL_MOVE, text, now)
+            return self._bad_try(session, ErrorCode.ILLEGAL_MOVE, text, now)
         ok = MoveOk(self.game_id, self.turn.number, self._names[self.turn.seat], msg.move)
         return [(session, ok), *self._play(move, now, None, msg.effort, msg.move)]
 
@@ -495,15 +487,16 @@ class Match:
                                f"turn {turn.number} belongs to {seat_name(turn.seat)}")
         return None
 
-    def _bad_try(self, session: str, fault: Fault, code: ErrorCode, text: str, now: int
-                 ) -> Outputs:
+    def _bad_try(self, session: str, code: ErrorCode, text: str, now: int) -> Outputs:
+        """A refused try (``code``: ``bad_move`` or ``illegal_move``, also its fault code);
+        the ``max_illegal``-th in one turn forfeits ``illegal_move``."""
         turn = self.turn
         assert turn is not None
         turn.illegal += 1
-        turn.faults.append(f"{fault.value}: {text}")
+        turn.faults.append(f"{code.value}: {text}")
         if turn.illegal >= self.spec.policy.max_illegal:
             return self._finish(Outcome.forfeit(turn.seat, Termination.ILLEGAL_MOVE), now,
-                                fault, f"{turn.illegal} bad tries", turn.seat)
+                                code.value, f"{turn.illegal} bad tries", turn.seat)
         left = self.spec.policy.max_illegal - turn.illegal
         return [(session, self._error(code, f"{text}; {left} tries left"))]
 
@@ -512,11 +505,11 @@ class Match:
         assert turn is not None
         if self.spec.policy.on_timeout is OnTimeout.RANDOM:
             move = self._rng.choice(list(self.state.legal_moves()))
-            return self._play(move, now, Fault.RANDOM_MOVE_ON_TIMEOUT)
+            return self._play(move, now, RANDOM_MOVE_ON_TIMEOUT)
         return self._finish(Outcome.forfeit(turn.seat, Termination.TIMEOUT), now,
-                            Fault.TIMEOUT, "no move before the deadline", turn.seat)
+                            Termination.TIMEOUT.value, "no move before the deadline", turn.seat)
 
-    def _play(self, move: Move, now: int, fault: Fault | None,
+    def _play(self, move: Move, now: int, fault: str | None,
               effort: Effort | None = None, text: str | None = None) -> Outputs:
         turn = self.turn
         assert turn is not None
@@ -533,10 +526,10 @@ class Match:
                       else TurnRecord(turn.number, turn.seat, text, used / US, None, None,
                                       effort.playouts, effort.nodes, effort.depth))
         else:
-            faults = [*turn.faults, *([fault.value] if fault else [])]
+            faults = [*turn.faults, *([fault] if fault else [])]
             reported = effort or _NO_EFFORT
             record = TurnRecord(turn.number, turn.seat, text, used / US,
-                                fault.value if fault else _last_code(turn.faults),
+                                fault or _last_code(turn.faults),
                                 "; ".join(faults) or None, reported.playouts,
                                 reported.nodes, reported.depth)
         self.turns.append(record)
@@ -598,16 +591,18 @@ class Match:
 
     # ------------------------------------------------------------------ ending
 
-    def _finish(self, outcome: Outcome, now: int, fault: Fault | None, detail: str | None,
+    def _finish(self, outcome: Outcome, now: int, fault: str | None, detail: str | None,
                 seat: int | None = None) -> Outputs:
+        """End the game with ``outcome``; ``fault`` (a fault code, with its ``detail``):
+        the game ended in a forfeit or abort, recorded as a last turn without a move."""
         self.outcome = outcome
         turn = self.turn
         if fault is not None:
             index = turn.number if turn else self._turn_counter + 1
             at = seat if seat is not None else (turn.seat if turn else MRX)
             used = (now - turn.started) / US if turn else 0.0
-            notes = [*(turn.faults if turn else []), f"{fault.value}: {detail}"]
-            self.turns.append(TurnRecord(index, at, None, used, fault.value, "; ".join(notes)))
+            notes = [*(turn.faults if turn else []), f"{fault}: {detail}"]
+            self.turns.append(TurnRecord(index, at, None, used, fault, "; ".join(notes)))
         self.turn = None
         path = [self.start_state.mrx_station, *(station for _, station in self.state.log)]
         over = GameOver(self.game_id, outcome.winner, outcome.termination,
