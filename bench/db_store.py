@@ -17,9 +17,9 @@ from pathlib import Path
 from bots.arena import play_game
 from bots.registry import make_bot
 from db.build import record_from_moves
-from db.records import GameRecord
 from db.replay import Perspective, replay_lines
 from db.store import Database
+from records import GameRecord
 
 
 def records(rules: str, games: int) -> list[GameRecord]:

@@ -28,8 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from db.records import ComputeRow
 from db.store import Database
+from records import ComputeRow
 
 YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
 

@@ -24,8 +24,8 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from db.errors import AccountError, DatabaseError
-from db.records import AccountInfo
 from db.store.accounts import TOUCH_EVERY, token_matches
+from records import AccountInfo
 from server.core import AccountStatus, AccountVerdict, Authenticate
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,6 @@ from enum import Enum
 from functools import lru_cache
 from typing import NamedTuple
 
-from db.records import GameRecord
 from game import Termination, YardError, load_ruleset, seat_name
 from game.board import Board, board_digest, board_to_dict
 from game.views import rules_from_definition
@@ -60,6 +59,7 @@ from protocol import (
     decode,
 )
 from protocol.tokens import new_token
+from records import GameRecord
 from server.ladder import (
     Ladder,
     LadderGame,

@@ -20,8 +20,8 @@ from typing import Protocol
 
 from db.errors import AlreadyPlayedError
 from db.portable import to_line
-from db.records import GameRecord
 from protocol import Error, ErrorCode, encode_bytes
+from records import GameRecord
 from server.core import Finished
 
 log = logging.getLogger(__name__)

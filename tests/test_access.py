@@ -29,9 +29,9 @@ import server.accounts
 from bots.client import BotClient
 from bots.registry import make_bot
 from db.errors import DatabaseError
-from db.records import AccountInfo
 from db.store import Database
 from protocol import StartMatch, TimeControl
+from records import AccountInfo
 from server.accounts import AccountChecker
 from server.admin import AdminClient, AdminError
 from server.app import MatchServer

@@ -20,9 +20,9 @@ from bots.base import Bot
 from bots.client import BotClient
 from bots.registry import make_bot
 from db.errors import DatabaseError
-from db.records import GameRecord
 from db.store import Database
 from protocol import ErrorCode
+from records import GameRecord
 from server.app import MatchServer
 from server.core import ServerConfig
 from tournament.runner import TournamentRunner

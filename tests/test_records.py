@@ -23,12 +23,12 @@ from bots.registry import make_bot
 from db.build import record_from_moves
 from db.errors import RecordError
 from db.portable import from_portable, to_portable
-from db.records import GameRecord, ScheduledGame
 from db.replay import Perspective, check_record, replay_game, snapshot
 from db.store import Database
 from game import Move, State, Termination, from_text, load_ruleset, new_game
 from game.board import board_digest
 from protocol import OnTimeout, Policy, StartMatch, TimeControl
+from records import GameRecord, ScheduledGame
 from server.admin import AdminClient
 from server.app import MatchServer
 from server.core import ServerConfig

@@ -18,11 +18,11 @@ from yard_cli import yard_here
 
 from bots.client import BotClient
 from bots.registry import make_bot
-from db.records import GameRecord
 from db.store import Database
 from game import Termination
 from protocol import OnTimeout, Policy, StartMatch, TimeControl
 from ratings.outcomes import from_results
+from records import GameRecord
 from server.admin import AdminClient
 from server.app import MatchServer
 from server.core import ServerConfig

@@ -24,9 +24,9 @@ from bots.client import BotClient
 from bots.registry import make_bot
 from db.errors import RecordError
 from db.portable import from_portable, to_line
-from db.records import GameRecord
 from db.store import Database
 from protocol import OnTimeout, Policy, StartMatch, TimeControl
+from records import GameRecord
 from server.admin import AdminClient
 from server.app import MatchServer
 from server.core import ServerConfig

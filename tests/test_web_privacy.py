@@ -22,10 +22,10 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import serve
 
 import server.web.http as web_http
-from db.records import ScheduledGame
 from db.store import Database, forfeit_record
 from game import Outcome, Termination, Winner, load_ruleset
 from protocol import StartMatch, TimeControl
+from records import ScheduledGame
 from server.admin import AdminClient
 from server.web.http import WebApp
 from tournament.engines import parse_engine

@@ -11,9 +11,9 @@ import pytest
 from bots.arena import play_game
 from bots.registry import make_bot
 from db.build import record_from_moves
-from db.records import GameRecord
 from db.store import Database
 from protocol import MatchResult, decode
+from records import GameRecord
 from server.core import Finished
 from server.writer import STORE_BATCH, GameWriter
 

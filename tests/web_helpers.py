@@ -16,11 +16,11 @@ from typing import Any
 from bots.arena import play_game
 from bots.registry import make_bot
 from db.build import record_from_moves
-from db.records import GameRecord
 from db.store import Database
 from game import Move, Ticket, from_text
 from game.rules import ruleset_from_dict
 from ratings.sprt import SprtSpec, evaluate
+from records import GameRecord
 from server.app import MatchServer
 from server.core import ServerConfig
 from server.web.http import WebApp, web_url

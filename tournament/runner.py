@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from db.errors import DatabaseError
-from db.records import ScheduledGame
 from db.store import Database
 from game import Outcome, Termination
 from protocol import ErrorCode, OnTimeout, Policy, StartMatch, TimeControl
 from protocol.messages import MatchResult
 from protocol.tokens import new_token
 from ratings.sprt import SprtState
+from records import ScheduledGame
 from server.admin import AdminClient, AdminError
 from server.hosted import HostedServer, HostedServerError, server_config
 from server.run import ServerConfigError

@@ -24,9 +24,9 @@ from sqlalchemy.orm import Session
 
 from db.errors import AccountError
 from db.models import AccountRow
-from db.records import AccountInfo
 from db.store.base import Connection, aware
 from protocol.tokens import new_token
+from records import AccountInfo
 
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 """scrypt cost parameters of new hashes (16 MiB of memory per check; stored with each

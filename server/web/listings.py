@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from db.records import TournamentInfo
 from db.store.queries import WithheldCache, games_page
 from game import Termination
+from records import TournamentInfo
 from server.web.errors import WebError
 from server.web.ratings_cache import json_safe
 

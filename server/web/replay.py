@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from db.errors import ReplayError
-from db.records import GameRecord, TurnRecord
 from game import Move, State, YardError, from_text, seat_name
 from game.moves import TICKET_NAMES
 from game.rules import Ruleset, load_ruleset, ruleset_from_dict
+from records import GameRecord, TurnRecord
 from server.web.boards import board_drawing
 from server.web.errors import WebError
 from server.web.ratings_cache import json_safe

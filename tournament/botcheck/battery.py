@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bots.client import BotClient
-from db.records import GameRecord
 from game import Termination, load_ruleset
 from protocol import ErrorCode, OnTimeout, Policy, StartMatch, TimeControl
 from protocol.messages import MatchResult
+from records import GameRecord
 from server.admin import AdminClient, AdminError
 from server.app import MatchServer
 from server.core import ServerConfig

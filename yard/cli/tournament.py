@@ -25,11 +25,11 @@ from rich.progress import (
 
 from bots.spec import BotSpec
 from db.errors import DatabaseError
-from db.records import ScheduledGame
 from db.store import Database
 from db.store.tournaments import HasGamesError
 from game import Outcome
 from ratings.sprt import DEFAULT_MAX_PAIRS, SprtError, SprtSpec, SprtState
+from records import ScheduledGame
 from server.auth import client_admin_token
 from server.run import tune_gc
 from tournament.cluster import ClusterRun
