@@ -27,6 +27,7 @@ from db.replay import Perspective, check_record, replay_game, snapshot
 from db.store import Database
 from game import Move, State, Termination, from_text, load_ruleset, new_game
 from game.board import board_digest
+from host.writer import GameWriter
 from protocol import OnTimeout, Policy, StartMatch, TimeControl
 from records import GameRecord, ScheduledGame
 from server.admin import AdminClient
@@ -107,7 +108,7 @@ async def play_on_server(db_path: Path) -> dict[str, str]:
                                    "format": "round-robin", "pairs": 1, "seed": 7})
     entries = store.schedule(tid, [ScheduledGame(0, 0, "random", "greedy", 7),
                                    ScheduledGame(1, 0, "greedy", "random", 7)])
-    server = MatchServer(ServerConfig(grace_s=1.0 * SCALE), store, port=0)
+    server = MatchServer(ServerConfig(grace_s=1.0 * SCALE), GameWriter(store), port=0)
     await server.start()
     clients = [BotClient(lambda n=n: make_bot(n), server.url, n) for n in ("random", "greedy")]
     tasks = [asyncio.create_task(c.run()) for c in clients]

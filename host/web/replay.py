@@ -11,10 +11,10 @@ from db.errors import ReplayError
 from game import Move, State, YardError, from_text, seat_name
 from game.moves import TICKET_NAMES
 from game.rules import Ruleset, load_ruleset, ruleset_from_dict
+from host.web.boards import board_drawing
+from host.web.errors import WebError
+from host.web.ratings_cache import json_safe
 from records import GameRecord, TurnRecord
-from server.web.boards import board_drawing
-from server.web.errors import WebError
-from server.web.ratings_cache import json_safe
 
 PERSPECTIVES = ("all", "mrx", "detectives")
 

@@ -48,7 +48,8 @@ class AccountStore(Protocol):
 
 
 class AccountChecker:
-    """Checks account tokens (and registers new accounts) for the server shell."""
+    """Checks account tokens (and registers new accounts) for the server shell: the
+    :class:`server.app.AccountCheck` of a served match server (``server.accounts``)."""
 
     def __init__(self, store: AccountStore, workers: int = 2) -> None:
         self.store = store

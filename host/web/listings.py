@@ -11,9 +11,9 @@ from sqlalchemy.engine import Engine
 
 from db.store.queries import WithheldCache, games_page
 from game import Termination
+from host.web.errors import WebError
+from host.web.ratings_cache import json_safe
 from records import TournamentInfo
-from server.web.errors import WebError
-from server.web.ratings_cache import json_safe
 
 RESULTS = ("mrx", "detectives", "none")
 MAX_LIMIT = 500
