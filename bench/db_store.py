@@ -10,16 +10,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bots.arena import play_game
-from bots.registry import make_bot
-from db.build import record_from_moves
-from db.records import GameRecord
-from db.replay import Perspective, replay_lines
-from db.store import Database
+# The checkout this script is in, not bench/ (whose records.py, server.py and tournament.py
+# would shadow those packages): a copy of the repository benchmarks its own code, and
+# scripts import each other as ``bench.NAME``.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+from bots.arena import play_game  # noqa: E402
+from bots.registry import make_bot  # noqa: E402
+from db.build import record_from_moves  # noqa: E402
+from db.replay import Perspective, replay_lines  # noqa: E402
+from db.store import Database  # noqa: E402
+from records import GameRecord  # noqa: E402
 
 
 def records(rules: str, games: int) -> list[GameRecord]:

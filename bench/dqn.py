@@ -20,15 +20,23 @@ wins, mean moves and terminations equal a run on one machine (only the seconds d
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from bots.arena import Summary, merge_summaries, play_many, wilson_interval
-from bots.base import Bot
-from bots.registry import make_bot
-from bots.spec import parse_spec, split_spec_list
-from game import Move, View, YardError, load_ruleset
+# The checkout this script is in, not bench/ (whose records.py, server.py and tournament.py
+# would shadow those packages): a copy of the repository benchmarks its own code, and
+# scripts import each other as ``bench.NAME``.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+from bots.arena import Summary, merge_summaries, play_many, wilson_interval  # noqa: E402
+from bots.base import Bot  # noqa: E402
+from bots.registry import make_bot  # noqa: E402
+from bots.spec import parse_spec, split_spec_list  # noqa: E402
+from game import Move, View, YardError, load_ruleset  # noqa: E402
 
 BUDGETS: dict[str, dict[str, Any]] = {
     "alphabeta": {"depth": 2, "time": 0.0},
@@ -58,7 +66,7 @@ def rate(rules: str, mrx: str, det: str, games: int, seed: int) -> dict[str, Any
     if address is None:
         s = play_many(rules, bot(mrx), [bot(det)], games, seed)
     else:
-        from on_cluster import map_on_cluster, seed_chunks
+        from bench.on_cluster import map_on_cluster, seed_chunks
 
         started = time.perf_counter()
         parts = [(rules, mrx, det, first, count)
@@ -189,7 +197,7 @@ def main() -> None:
                         help="with --cluster: seed chunks per pairing (default: 4 per CPU "
                              "of local:N, else 64)")
     args = parser.parse_args()
-    from on_cluster import local_cpus, session
+    from bench.on_cluster import local_cpus, session
 
     if args.cluster is not None:
         if args.which in ("speed", "weights"):

@@ -28,8 +28,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from db.records import ComputeRow
-from db.store import Database
+# The checkout this script is in, not bench/ (whose records.py, server.py and tournament.py
+# would shadow those packages): a copy of the repository benchmarks its own code, and
+# scripts import each other as ``bench.NAME``.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+from db.store import Database  # noqa: E402
+from records import ComputeRow  # noqa: E402
 
 YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
 

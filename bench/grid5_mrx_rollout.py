@@ -20,18 +20,25 @@ registered bot (it costs seconds per game).
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from multiprocessing import Pool
+from pathlib import Path
 
-from grid5_mrx_simulated import DETECTIVES, print_result  # bench/ is sys.path[0]
+# The checkout this script is in, not bench/ (whose records.py, server.py and tournament.py
+# would shadow those packages): a copy of the repository benchmarks its own code, and
+# scripts import each other as ``bench.NAME``.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
-from bots.arena import play_game
-from bots.base import Bot
-from bots.hider import HiderBot
-from bots.registry import bot_from_spec
-from game import Move, MrXView, State, View, from_text, load_ruleset
-from game.belief import after_mrx_move
-from game.outcome import Winner
+from bench.grid5_mrx_simulated import DETECTIVES, print_result  # noqa: E402
+from bots.arena import play_game  # noqa: E402
+from bots.base import Bot  # noqa: E402
+from bots.hider import HiderBot  # noqa: E402
+from bots.registry import bot_from_spec  # noqa: E402
+from game import Move, MrXView, State, View, from_text, load_ruleset  # noqa: E402
+from game.belief import after_mrx_move  # noqa: E402
+from game.outcome import Winner  # noqa: E402
 
 
 class RolloutHider(HiderBot):

@@ -1,31 +1,23 @@
 """``--cluster`` for the benchmarks: run seed chunks as Ray tasks.
 
-A thin wrapper of :func:`tournament.ray_setup.map_on_cluster` that a script in bench/
-can import: bench/server.py would shadow the ``server`` package, so bench/ leaves the path
-before that import. Needs the cluster extra (``pip install -e '.[cluster]'``).
+A thin wrapper of :func:`tournament.ray_setup.map_on_cluster` for the scripts in bench/
+(``from bench.on_cluster import ...``; each script puts its checkout, not bench/, on the
+import path first). Needs the cluster extra (``pip install -e '.[cluster]'``).
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TypeVar
 
 Part = TypeVar("Part")
 Result = TypeVar("Result")
 
 
-def _unshadow() -> None:
-    here = Path(__file__).parent.resolve()
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
-
-
 def local_cpus(address: str) -> int | None:
     """The CPUs of a ``local[:N]`` address, ``None`` for a cluster; a bad address raises
     ``ClusterError`` (a ``YardError``) saying what is accepted."""
-    _unshadow()
     from tournament.ray_setup import parse_cluster
 
     return parse_cluster(address).local_cpus
@@ -36,7 +28,6 @@ def map_on_cluster(address: str, fn: Callable[[Part], Result], parts: Sequence[P
     """``[fn(part) for part in parts]`` as one-CPU Ray tasks on the cluster at ``address``
     (``auto``, ``ray://HOST:PORT`` or ``local[:N]``), in the order of ``parts``; inside
     :func:`session` they reuse its Ray connection."""
-    _unshadow()
     from tournament.ray_setup import map_on_cluster as run
 
     return run(address, fn, parts)
@@ -48,7 +39,6 @@ def session(address: str | None) -> Iterator[None]:
     if address is None:
         yield
         return
-    _unshadow()
     from tournament.ray_setup import import_ray, init_ray, parse_cluster
 
     ray = import_ray()

@@ -30,6 +30,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from bots.client import BotClient  # noqa: E402
 from bots.registry import make_bot  # noqa: E402
 from db.store import Database  # noqa: E402
+from host.writer import GameWriter  # noqa: E402
 from protocol import StartMatch  # noqa: E402
 from protocol.tokens import new_token  # noqa: E402
 from server.admin import AdminClient  # noqa: E402
@@ -63,7 +64,7 @@ async def play(url: str, rules: str, games: int, concurrent: int) -> list[str]:
 
 async def serve_and_play(db_url: str, args: argparse.Namespace) -> list[str]:
     store = Database.connect(db_url)
-    server = MatchServer(ServerConfig(admin_token=ADMIN_TOKEN), store, port=0)
+    server = MatchServer(ServerConfig(admin_token=ADMIN_TOKEN), GameWriter(store), port=0)
     await server.start()
     try:
         return await play(server.url, args.rules, args.games, args.concurrent)

@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from db_store import records  # bench/db_store.py, next to this script
+# The checkout this script is in, not bench/ (whose records.py, server.py and tournament.py
+# would shadow those packages): a copy of the repository benchmarks its own code, and
+# scripts import each other as ``bench.NAME``.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
-from db.exchange import record_lines
-from db.portable import PortableGame, read_lines
-from db.store import Database
+from bench.db_store import records  # noqa: E402
+from db.exchange import record_lines  # noqa: E402
+from db.portable import PortableGame, read_lines  # noqa: E402
+from db.store import Database  # noqa: E402
 
 
 def main() -> None:

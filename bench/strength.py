@@ -14,14 +14,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
-from bots.arena import play_game, wilson_interval
-from bots.base import Bot
-from bots.registry import bot_from_spec
-from game import Winner, YardError, load_ruleset
+# The checkout this script is in, not bench/ (whose records.py, server.py and tournament.py
+# would shadow those packages): a copy of the repository benchmarks its own code, and
+# scripts import each other as ``bench.NAME``.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+from bots.arena import play_game, wilson_interval  # noqa: E402
+from bots.base import Bot  # noqa: E402
+from bots.registry import bot_from_spec  # noqa: E402
+from game import Winner, YardError, load_ruleset  # noqa: E402
 
 
 def make(spec: str, seed: int) -> Bot:
@@ -78,7 +86,7 @@ def run(rules_name: str, a: str, b: str, pairs: int, seed: int, jobs: int,
 def _on_cluster(address: str, parts: list[tuple[str, str, str, list[int]]]
                 ) -> list[list[tuple[bool, bool, int]]]:
     """Each chunk as a one-CPU Ray task (``auto``, ``ray://HOST:PORT`` or ``local[:N]``)."""
-    from on_cluster import map_on_cluster
+    from bench.on_cluster import map_on_cluster
 
     return map_on_cluster(address, _chunk, parts)
 
@@ -97,7 +105,7 @@ def main() -> None:
                         help="run the chunks on Ray: auto, ray://HOST:PORT or local[:N]")
     args = parser.parse_args()
     if args.cluster is not None:
-        from on_cluster import local_cpus
+        from bench.on_cluster import local_cpus
 
         try:
             local_cpus(args.cluster)

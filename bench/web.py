@@ -32,9 +32,10 @@ from sqlalchemy.orm import Session  # noqa: E402
 
 from db.models import GameRow, ScheduledGameRow, TournamentRow  # noqa: E402
 from db.store import Database  # noqa: E402
+from host.web.http import WebApp, web_url  # noqa: E402
+from host.writer import GameWriter  # noqa: E402
 from server.app import MatchServer  # noqa: E402
 from server.config import ServerConfig  # noqa: E402
-from server.web.http import WebApp, web_url  # noqa: E402
 
 BOTS = {"random": 0.0, "greedy": 150.0, "rush": 120.0, "mcts": 300.0, "alphabeta": 260.0,
         "dqn": 200.0, "run2/rush": 180.0, "greedy+rush": 170.0}
@@ -107,7 +108,7 @@ def fetch(url: str) -> tuple[float, bytes]:
 
 async def measure(url: str, warm: int) -> dict[str, object]:
     store = Database.connect(url)
-    server = MatchServer(ServerConfig(), store, port=0)
+    server = MatchServer(ServerConfig(), GameWriter(store), port=0)
     app = WebApp(url, live=server.core)
     server.process_request = app.process_request
     base = web_url(await server.start())

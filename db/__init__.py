@@ -1,6 +1,5 @@
 """Game storage: SQLAlchemy 2 models, migrations and the storage API.
 
-* :mod:`db.records` — plain records shared with the server and ratings (no SQLAlchemy).
 * :mod:`db.store` — :class:`db.store.Database`: ``connect(url)``, ``save_game``,
   ``load_game``, ``list_games``, ``results``, tournaments, schedules and leases (one
   module each), and the web pages' queries (:mod:`db.store.queries`).
@@ -10,7 +9,8 @@
 * :mod:`db.engine` — engine creation (SQLite WAL, foreign keys, busy timeout).
 * :mod:`db.replay` — a stored game move by move (``yard replay``).
 * :mod:`db.exchange` — stored games as self-contained records and record files read back.
-* :mod:`db.build` — a :class:`db.records.GameRecord` from an in-process engine game.
+* :mod:`db.build` — a :class:`records.GameRecord` from an in-process engine game.
 
-Importing :mod:`db` or :mod:`db.records` does not load SQLAlchemy.
+The records it stores and reads back are plain classes of :mod:`records`, below both the
+server and this package. Importing :mod:`db` does not load SQLAlchemy.
 """

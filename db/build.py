@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from db.records import GameRecord, SeatRecord, TurnRecord
 from game import Move, Outcome, State, Termination, to_text
+from records import GameRecord, SeatRecord, TurnRecord
 
 
 def record_from_moves(game_id: str, start: State, moves: Sequence[tuple[int, Move]],

@@ -17,9 +17,9 @@ from typing import Any, TextIO
 
 from db.errors import GameNotFoundError, RecordError, TournamentError
 from db.portable import PortableGame, from_portable, to_line, tournament_line
-from db.records import GameRecord
 from db.store import Database
 from db.store.tournaments import RUNNER_KEY
+from records import GameRecord
 
 
 def stored_game(store: Database, game_id: str) -> PortableGame:

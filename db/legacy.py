@@ -20,8 +20,8 @@ from datetime import datetime
 from typing import Any
 
 from db.errors import DatabaseError
-from db.records import GameRecord, MatchLog, SeatRecord, TurnRecord
 from game import Outcome
+from records import GameRecord, MatchLog, SeatRecord, TurnRecord
 
 OLD_FORMATS = (1, 2)
 

@@ -46,7 +46,12 @@ from datetime import datetime
 from typing import Any
 
 from db.errors import DatabaseError, RecordError, ReplayError
-from db.records import (
+from db.replay import check_record, replay_game
+from game import Outcome, YardError, parse_seat, seat_name
+from game.board import board_digest
+from game.rules import Ruleset, load_ruleset, ruleset_from_dict
+from protocol.messages import EFFORT_KEYS, EFFORT_LIMIT
+from records import (
     GameRecord,
     MatchLog,
     ScheduledGame,
@@ -54,11 +59,6 @@ from db.records import (
     TournamentInfo,
     TurnRecord,
 )
-from db.replay import check_record, replay_game
-from game import Outcome, YardError, parse_seat, seat_name
-from game.board import board_digest
-from game.rules import Ruleset, load_ruleset, ruleset_from_dict
-from protocol.messages import EFFORT_KEYS, EFFORT_LIMIT
 
 RECORD_FORMAT = "yard-game-record"
 RECORD_VERSION = 1

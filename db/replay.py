@@ -35,7 +35,6 @@ from enum import Enum
 from typing import Any
 
 from db.errors import ReplayError
-from db.records import GameRecord, TurnRecord
 from game import (
     MRX,
     Move,
@@ -50,6 +49,7 @@ from game import (
 )
 from game.rules import ruleset_from_dict
 from game.views import mrx_view
+from records import GameRecord, TurnRecord
 
 
 class Perspective(Enum):

@@ -46,7 +46,7 @@ class Format(Enum):
 
 
 class TurnLike(Protocol):
-    """The fields of a ``db.records.TurnRecord`` that are exported."""
+    """The fields of a ``records.TurnRecord`` that are exported."""
 
     index: int
     seat: int
@@ -61,7 +61,7 @@ def _plain(value: Any) -> Any:
 
 
 def game_record(row: Any) -> Record:
-    """One ``games`` record from a result row (``db.records.ResultRow``)."""
+    """One ``games`` record from a result row (``records.ResultRow``)."""
     return {name: _plain(getattr(row, name)) for name in GAME_COLUMNS}
 
 

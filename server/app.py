@@ -6,14 +6,17 @@ messages are encoded once and written once per connection per loop tick, and a c
 that does not read is disconnected once ``max_send_bytes`` are waiting for it. A
 connection that has not sent ``hello`` within ``hello_timeout_s`` is closed. Open sockets
 are capped in all and per remote address (:mod:`server.gate`). One timer task calls
-``Core.tick`` at the next deadline. Finished games are stored off the event loop before
-their ``match_result`` goes to the admin connection that started them
-(:mod:`server.writer`; one that asked for ``match_over`` hears at once that the game
-ended).
+``Core.tick`` at the next deadline. Finished games go to the :class:`Recorder` the
+server was given, which stores them and then sends their ``match_result`` to the admin
+connection that started them (:mod:`host.writer` stores them in a database, off the event
+loop; one that asked for ``match_over`` hears at once that the game ended); without one,
+the result is sent at once. Account tokens are checked by an :class:`AccountCheck`
+(:mod:`host.accounts`). The shell imports neither: whoever puts the server to work hands
+them in.
 
 >>> import asyncio
 >>> async def demo() -> str:
-...     server = MatchServer(ServerConfig(), sink=None, port=0)
+...     server = MatchServer(ServerConfig(), recorder=None, port=0)
 ...     url = await server.start()
 ...     await server.stop()
 ...     return url.split(":")[0]
@@ -30,15 +33,13 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed, PayloadTooBig
 from websockets.http11 import Request, Response
 
 from protocol import ErrorCode, encode_bytes
-from server.accounts import AccountChecker
 from server.auth import is_loopback, origin_allowed
 from server.config import ServerConfig
 from server.core import Core
@@ -54,7 +55,6 @@ from server.outputs import (
     Output,
     Send,
 )
-from server.writer import GameSink, GameWriter
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +62,40 @@ CLOSE_TIMEOUT_S = 3.0
 """Seconds a closing handshake may take before the socket is dropped."""
 
 
-class MatchServer:
-    """A websocket match server on ``host:port`` (port 0 picks a free port)."""
+class Recorder(Protocol):
+    """Where the shell hands finished games: each is stored, then its result sent to the
+    admin that started it (``host.writer.GameWriter`` stores them in a database)."""
 
-    def __init__(self, config: ServerConfig, sink: GameSink | None,
+    def attach(self, send: Callable[[int, bytes], None], running: Callable[[], bool]
+               ) -> None:
+        """Send results with ``send(conn, encoded message)``; ``running()`` says whether
+        games are still being played (more may finish soon). Called once, by the server
+        the recorder is given to."""
+
+    def queue(self, finished: Finished) -> None:
+        """Store ``finished.record`` (without blocking the event loop), then send
+        ``finished.result`` to ``finished.notify`` (or an error if it cannot be stored)."""
+
+    async def wait(self) -> None:
+        """Until every game queued so far is stored (or given up)."""
+
+
+class AccountCheck(Protocol):
+    """Checks bot account tokens for the shell without blocking the event loop
+    (``host.accounts.AccountChecker`` reads the accounts from a database)."""
+
+    async def verify(self, request: Authenticate) -> AccountVerdict:
+        """The verdict on ``request``'s name and token (or registration)."""
+
+    def close(self) -> None:
+        """Release what the checks hold (blocking; the server calls it off the loop)."""
+
+
+class MatchServer:
+    """A websocket match server on ``host:port`` (port 0 picks a free port) handing its
+    finished games to ``recorder`` (``None``: stored nowhere, results sent at once)."""
+
+    def __init__(self, config: ServerConfig, recorder: Recorder | None,
                  host: str = "127.0.0.1", port: int = 8765) -> None:
         offset = time.time() - time.monotonic()
         self.core = Core(config, wall=lambda t: datetime.fromtimestamp(t + offset, UTC))
@@ -78,53 +108,25 @@ class MatchServer:
         self._sockets: dict[int, ServerConnection] = {}
         self._wake = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
-        self._writer = GameWriter(sink, self._send, running=lambda: bool(self.core.matches))
+        self._recorder = recorder
+        if recorder is not None:
+            recorder.attach(self._send, lambda: bool(self.core.matches))
         self._tasks: set[asyncio.Task[None]] = set()
         self._gate = Gate(config)
         self._previous_handler: Any = None
         #: Clients disconnected for not reading their messages.
         self.overflows = 0
-        #: Answers plain HTTP requests on the same port (``server.web.http.WebApp``).
+        #: Answers plain HTTP requests on the same port (``host.web.http.WebApp``).
         self.process_request: Callable[[ServerConnection, Request],
                                        Awaitable[Response | None]] | None = None
         #: Checks bot account tokens when the config asks for accounts (may be set before
         #: the first ``hello``; without one, account checks answer ``accounts_unavailable``).
-        self.accounts: AccountChecker | None = None
+        self.accounts: AccountCheck | None = None
 
     @property
     def admin_token(self) -> str | None:
         """The secret an admin connection must send (``ServerConfig.admin_token``)."""
         return self.core.config.admin_token
-
-    @property
-    def sink(self) -> GameSink | None:
-        """Where finished games are stored (``None``: nowhere; may be set before games
-        finish)."""
-        return self._writer.sink
-
-    @sink.setter
-    def sink(self, sink: GameSink | None) -> None:
-        self._writer.sink = sink
-
-    @property
-    def fallback_path(self) -> Path | None:
-        """Where a game that cannot be stored is appended (one JSON record per line, as
-        ``yard export --what records`` writes them; ``yard import`` reads it)."""
-        return self._writer.fallback_path
-
-    @fallback_path.setter
-    def fallback_path(self, path: Path | None) -> None:
-        self._writer.fallback_path = path
-
-    @property
-    def games_saved(self) -> int:
-        """Finished games stored."""
-        return self._writer.games_saved
-
-    @property
-    def store_failures(self) -> int:
-        """Games that could not be stored (each kept in :attr:`fallback_path` if set)."""
-        return self._writer.store_failures
 
     @property
     def port_number(self) -> int:
@@ -170,7 +172,8 @@ class MatchServer:
     async def stop(self) -> None:
         """Abort running games (stored as ``aborted``), flush stores, close connections."""
         self._apply(self.core.shutdown(time.monotonic()))
-        await self._writer.wait()
+        if self._recorder is not None:
+            await self._recorder.wait()
         for outbox in self._outboxes.by_conn.values():
             outbox.close(CloseMarker(SHUTDOWN_REASON))
         if self._timer is not None:
@@ -295,7 +298,10 @@ class MatchServer:
                 if outbox is not None:
                     outbox.close(CloseMarker(output.reason, output.code))
             elif isinstance(output, Finished):
-                self._writer.queue(output)
+                if self._recorder is not None:
+                    self._recorder.queue(output)
+                elif output.notify is not None:
+                    self._send(output.notify, encode_bytes(output.result))
             elif isinstance(output, Authenticate):
                 self._spawn(self._authenticate(output))
         if self.core.rearm:  # a deadline earlier than the one the timer sleeps until

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from datetime import datetime
 from functools import lru_cache
 
-from db.records import GameRecord
 from game import Termination, seat_name
 from game.board import Board, board_digest, board_to_dict
 from protocol import (
@@ -49,6 +48,7 @@ from protocol import (
     YourTurn,
     decode,
 )
+from records import GameRecord
 from server.config import ServerConfig
 from server.ladder import Ladder
 from server.ladder_games import CHECKER_SESSION, LadderGames

@@ -42,10 +42,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from game import Termination, Winner
+from records import PoolGame
 
-if TYPE_CHECKING:  # the server's core imports this module: no database code or numpy (the
-    # ratings package) until a ladder is made
-    from db.store.pools import PoolGame
+if TYPE_CHECKING:  # the server's core imports this module: no numpy (the ratings package)
+    # until a ladder is made
     from ratings.live import LiveRating, LiveRatings
 
 LADDER_PREFIX = "ladder-"

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Protocol
 
-from db.records import GameRecord
 from game import Termination, load_ruleset
 from protocol import (
     Error,
@@ -32,6 +31,7 @@ from protocol import (
     Side,
     YourTurn,
 )
+from records import GameRecord
 from server.config import ServerConfig
 from server.ladder import (
     Ladder,

@@ -21,7 +21,7 @@ Mister X's station.
 
 Recording: a match keeps no copy of what it sent. Time inside a match is whole microseconds
 since :meth:`Match.start` (``now`` rounded up), and every call that changes the game is
-logged as an event (:class:`db.records.MatchLog`: the move text as received, ticks that did
+logged as an event (:class:`records.MatchLog`: the move text as received, ticks that did
 something, detach/attach, forfeits, aborts). The outputs are a pure function of the spec and
 those events, so :mod:`server.transcript` re-runs a fresh match on the log and gets every
 message exactly as it was sent.
@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from db.records import GameRecord, MatchLog, SeatRecord, TurnRecord
 from game import MRX, Move, Outcome, Ruleset, State, Termination, new_game, seat_name, to_text
 from game.errors import MoveParseError
 from game.views import TICKET_NAME_LIST, detective_log, view_dict
@@ -61,6 +60,7 @@ from protocol import (
     Watching,
     YourTurn,
 )
+from records import GameRecord, MatchLog, SeatRecord, TurnRecord
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ class Match:
         self.detached: dict[str, int] = {}
         self.outcome: Outcome | None = None
         self.record: GameRecord | None = None
-        #: What changed the game, in order (see :class:`db.records.MatchLog`).
+        #: What changed the game, in order (see :class:`records.MatchLog`).
         self.events: list[str | dict[str, Any]] = []
         self._holder = {session: i for i, session in enumerate(self.sessions())}
         self._refused: dict[str, int] = {}  # refused move messages per session
@@ -307,7 +307,7 @@ class Match:
             self.events.append({"dt": dt, **event})
 
     def replay(self, event: str | dict[str, Any], sessions: list[str]) -> Outputs:
-        """Apply one logged event (from :class:`db.records.MatchLog`) with the session ids
+        """Apply one logged event (from :class:`records.MatchLog`) with the session ids
         ``sessions`` standing for the holders; used by :mod:`server.transcript`.
 
         Raises :class:`ValueError` for an event this match cannot have logged.

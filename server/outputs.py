@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
 
-from db.records import GameRecord
 from protocol import Error, ErrorCode, MatchResult, Message
+from records import GameRecord
 
 
 class Send(NamedTuple):

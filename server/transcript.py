@@ -1,7 +1,7 @@
 """Every message a stored game sent, rebuilt from its record.
 
 The server does not store what it sends. A record of a game it refereed carries a
-:class:`~db.records.MatchLog` (the moves as received, clocks as event times, faults,
+:class:`~records.MatchLog` (the moves as received, clocks as event times, faults,
 disconnections), and :class:`server.match.Match` is deterministic, so a fresh match re-run on
 the log sends the same messages again (:func:`regenerate`). Records stored before logs
 existed carry their ``transcripts`` themselves (:func:`transcripts` returns either).
@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from db.records import GameRecord, TurnRecord
 from game import Move, YardError, seat_name, to_text
 from game.views import rules_from_definition
 from protocol import OnTimeout, Policy, TimeControl, to_json
+from records import GameRecord, TurnRecord
 from server.match import PUBLIC, Match, MatchSpec, Outputs, Player
 
 PUBLIC_KEY = "public"

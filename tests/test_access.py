@@ -25,14 +25,15 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Origin
 from yard_cli import yard_here
 
-import server.accounts
+import host.accounts
 from bots.client import BotClient
 from bots.registry import make_bot
 from db.errors import DatabaseError
-from db.records import AccountInfo
 from db.store import Database
+from host.accounts import AccountChecker
+from host.writer import GameWriter
 from protocol import StartMatch, TimeControl
-from server.accounts import AccountChecker
+from records import AccountInfo
 from server.admin import AdminClient, AdminError
 from server.app import MatchServer
 from server.auth import AdminTokenError, check_origin, client_admin_token, origin_allowed
@@ -48,7 +49,7 @@ async def running(config: ServerConfig, db: Database | None = None
                   ) -> AsyncIterator[MatchServer]:
     """A match server on a free loopback port; with ``db``, storing games there and
     checking accounts against it."""
-    server = MatchServer(config, db, port=0)
+    server = MatchServer(config, GameWriter(db), port=0)
     if db is not None:
         server.accounts = AccountChecker(db)
     await server.start()
@@ -463,13 +464,13 @@ async def test_account_checks_run_off_the_loop_and_hash_a_token_once(
         db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     token = db.add_account("alice")
     hashed: list[str] = []
-    real = server.accounts.token_matches
+    real = host.accounts.token_matches
 
     def counting(given: str, stored: str) -> bool:
         hashed.append(given)
         return real(given, stored)
 
-    monkeypatch.setattr(server.accounts, "token_matches", counting)
+    monkeypatch.setattr(host.accounts, "token_matches", counting)
     spy = _Spy(db)
     checker = AccountChecker(spy)
     try:

@@ -19,6 +19,7 @@ from bots.client import BotClient, ClientError, read_frame, run_on_loop
 from bots.registry import make_bot
 from db.store import Database
 from game import Move, Termination, View
+from host.writer import GameWriter
 from protocol import Ping, ProtocolError, StartMatch, decode
 from server.admin import AdminClient
 from server.app import MatchServer
@@ -32,7 +33,7 @@ RULE_ENDINGS = {Termination.CAUGHT, Termination.SURVIVED, Termination.CORNERED,
 
 async def test_yard_bot_processes_play_many_games_at_once(tmp_path: Path) -> None:
     db = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
-    server = MatchServer(ServerConfig(), db, port=0)
+    server = MatchServer(ServerConfig(), GameWriter(db), port=0)
     await server.start()
     # The default loop (uvloop) and the standard one.
     bots = [await start_bot("random", server.url),
@@ -210,7 +211,7 @@ async def test_fast_bots_choose_on_the_loop_and_others_in_a_thread(tmp_path: Pat
     loop thread, any other bot (a subclass of a fast bot included) in a worker thread; both
     play the game to a rule ending."""
     db = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
-    server = MatchServer(ServerConfig(), db, port=0)
+    server = MatchServer(ServerConfig(), GameWriter(db), port=0)
     await server.start()
     fast: list[int] = []
     slow: list[int] = []

@@ -95,7 +95,7 @@ def test_a_game_with_an_earlier_deadline_rearms_the_timer() -> None:
 async def test_a_short_clock_started_after_a_long_one_still_times_out_on_time() -> None:
     """A real server: the timer sleeps until the first game's deadline (a minute away);
     a game with a 0.3 s clock started after it must wake it, and times out at once."""
-    server = MatchServer(ServerConfig(), sink=None, port=0)
+    server = MatchServer(ServerConfig(), recorder=None, port=0)
     await server.start()
     try:
         async with connect(server.url, proxy=None) as bot, \

@@ -24,10 +24,10 @@ from db.build import record_from_moves
 from db.errors import AlreadyPlayedError, DatabaseError, GameNotFoundError, TournamentError
 from db.migrations import LATEST
 from db.models import Base, GameRow
-from db.records import GameRecord, ScheduledGame, TurnRecord
 from db.store import Database
 from db.store.tournaments import HasGamesError
 from game import Outcome, Termination, Winner
+from records import GameRecord, ScheduledGame, TurnRecord
 from server.transcript import transcripts
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -572,7 +572,7 @@ def test_turn_record_defaults() -> None:
 
 
 def test_layering_of_db_imports() -> None:
-    code = ("import sys, db.records; light = 'sqlalchemy' not in sys.modules; "
+    code = ("import sys, db, records; light = 'sqlalchemy' not in sys.modules; "
             "import db.store, db.exchange; "
             "print(light, sorted(m for m in ('bots', 'server', 'torch', 'websockets') "
             "if m in sys.modules))")

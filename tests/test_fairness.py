@@ -18,9 +18,9 @@ import pytest
 from rich.console import Console
 
 from db.store import Database
+from host.hosted import HostedServer, server_config
 from protocol.tokens import new_token
 from server.admin import AdminClient
-from server.hosted import HostedServer, server_config
 from tournament.pool import (
     BotLaunch,
     BotPool,

@@ -28,6 +28,7 @@ from bots.client import BotClient
 from bots.fastws import DirectClientConnection
 from bots.registry import make_bot
 from db.store import Database
+from host.writer import GameWriter
 from protocol import StartMatch
 from server.admin import AdminClient
 from server.app import MatchServer
@@ -350,7 +351,7 @@ async def test_bot_client_plays_the_same_games_with_and_without_the_direct_path(
     moves = []
     for direct in (True, False):
         db = Database.connect("sqlite://")
-        server = MatchServer(ServerConfig(), db, port=0)
+        server = MatchServer(ServerConfig(), GameWriter(db), port=0)
         await server.start()
         try:
             games = await _play(server, direct, range(6))

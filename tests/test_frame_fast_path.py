@@ -260,7 +260,7 @@ def _frame_starts(script: bytes) -> list[int]:
 
 @pytest.fixture
 async def server() -> Any:
-    srv = MatchServer(ServerConfig(max_size=MAX_SIZE, max_violations=1000), sink=None,
+    srv = MatchServer(ServerConfig(max_size=MAX_SIZE, max_violations=1000), recorder=None,
                       port=0)
     await srv.start()
     yield srv
@@ -348,7 +348,7 @@ async def test_a_client_that_stops_reading_gets_everything_in_order_once_it_read
     read); then they wait in the connection's queue for its writer task. Read again
     later, every reply arrives, in order."""
     server = MatchServer(ServerConfig(max_send_bytes=64 << 20, rate_per_s=100_000,
-                                      burst=100_000), sink=None, port=0)
+                                      burst=100_000), recorder=None, port=0)
     await server.start()
     try:
         async with connect(server.url, proxy=None) as bot, \

@@ -22,6 +22,7 @@ from bots.client import BotClient
 from bots.registry import make_bot
 from db.portable import from_portable
 from db.store import Database
+from host.writer import GameWriter
 from protocol import StartMatch, TimeControl
 from protocol.messages import Policy
 from server.admin import AdminClient, AdminError
@@ -88,7 +89,7 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
 
 
 async def running(config: ServerConfig, sink: Database | None = None) -> MatchServer:
-    server = MatchServer(config, sink, port=0)
+    server = MatchServer(config, GameWriter(sink), port=0)
     await server.start()
     return server
 
@@ -299,8 +300,10 @@ async def test_a_game_that_cannot_be_stored_is_kept_and_reported_as_an_error(
     path = tmp_path / "yard.db"
     with sqlite3.connect(path) as raw:  # a real failure: the turns table is gone
         raw.execute("ALTER TABLE turns RENAME TO turns_gone")
-    server = await running(ServerConfig(), db)
-    server.fallback_path = tmp_path / "unsaved.jsonl"
+    writer = GameWriter(db)
+    writer.fallback_path = tmp_path / "unsaved.jsonl"
+    server = MatchServer(ServerConfig(), writer, port=0)
+    await server.start()
     try:
         tasks = await start_bots(server.url, "random")
         async with AdminClient(server.url, server.admin_token) as admin:
@@ -312,8 +315,8 @@ async def test_a_game_that_cannot_be_stored_is_kept_and_reported_as_an_error(
     finally:
         await server.stop()
     assert info.value.code.value == "store_failed" and "unsaved.jsonl" in str(info.value)
-    assert (server.games_saved, server.store_failures) == (0, 1)
-    kept = from_portable(json.loads(server.fallback_path.read_text()))
+    assert (writer.games_saved, writer.store_failures) == (0, 1)
+    kept = from_portable(json.loads(writer.fallback_path.read_text()))
     assert kept.record.game_id == game and kept.record.moves > 0
     with sqlite3.connect(path) as raw:
         raw.execute("ALTER TABLE turns_gone RENAME TO turns")
@@ -515,7 +518,7 @@ def test_serve_loop_choice_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
 
     import uvloop
 
-    from server.run import ServerConfigError, event_loop_runner
+    from host.run import ServerConfigError, event_loop_runner
 
     assert event_loop_runner("asyncio") is asyncio_module.run
     assert event_loop_runner("auto") is uvloop.run

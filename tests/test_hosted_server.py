@@ -1,4 +1,4 @@
-"""The match server hosted in a thread of the calling process (server/hosted.py), as
+"""The match server hosted in a thread of the calling process (host/hosted.py), as
 ``yard tournament run`` and ``yard match`` run it: real websocket clients on its own event
 loop, a real SQLite file, and what it leaves in its log."""
 
@@ -18,10 +18,10 @@ from websockets.asyncio.client import connect
 from db.errors import DatabaseError
 from db.store import Database
 from game import Termination
+from host.hosted import HostedServer, HostedServerError, server_config
+from host.run import ServerConfigError
 from protocol import StartMatch, TimeControl
 from server.admin import AdminClient
-from server.hosted import HostedServer, HostedServerError, server_config
-from server.run import ServerConfigError
 
 
 def _hosted(tmp_path: Path) -> HostedServer:

@@ -26,10 +26,10 @@ from yard_cli import yard_here
 from bots.arena import play_game
 from bots.registry import make_bot
 from db.build import record_from_moves
-from db.records import ComputeRow
 from db.store import Database
 from game import Outcome, Termination, Winner
 from ratings.render import output_width
+from records import ComputeRow
 from tournament.compute import compute_summary
 from tournament.report import tournament_report
 from tournament.schedule import make_schedule, mrx_bot, team_members

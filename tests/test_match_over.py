@@ -20,9 +20,10 @@ from bots.base import Bot
 from bots.client import BotClient
 from bots.registry import make_bot
 from db.errors import DatabaseError
-from db.records import GameRecord
 from db.store import Database
+from host.writer import GameWriter
 from protocol import ErrorCode
+from records import GameRecord
 from server.app import MatchServer
 from server.config import ServerConfig
 from tournament.runner import TournamentRunner
@@ -59,13 +60,18 @@ def db(tmp_path: Path) -> Database:
     return Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
 
 
+#: A served match server, its gated store, and the writer between them.
+Gated = tuple[MatchServer, GatedStore, GameWriter]
+
+
 @pytest.fixture
-async def gated(db: Database) -> AsyncIterator[tuple[MatchServer, GatedStore]]:
+async def gated(db: Database) -> AsyncIterator[Gated]:
     store = GatedStore(db)
-    server = MatchServer(ServerConfig(), store, port=0)
+    writer = GameWriter(store)
+    server = MatchServer(ServerConfig(), writer, port=0)
     await server.start()
     try:
-        yield server, store
+        yield server, store, writer
     finally:
         store.gate.set()  # let the writer finish, whatever the test did
         await server.stop()
@@ -104,8 +110,8 @@ async def admin_frames(server: MatchServer, starts: list[dict[str, Any]], until:
 
 
 async def test_match_over_comes_before_match_result_with_the_same_ids(
-        gated: tuple[MatchServer, GatedStore], db: Database) -> None:
-    server, store = gated
+        gated: Gated, db: Database) -> None:
+    server, store, _ = gated
     tasks = await bots(server.url, plain("random", "greedy"))
     starts = [{"mrx": "random", "detectives": ["greedy"], "seed": i, "tag": f"t{i}",
                "tournament_id": None, "schedule_id": None, "match_over": True}
@@ -129,8 +135,8 @@ async def test_match_over_comes_before_match_result_with_the_same_ids(
 
 
 async def test_store_failed_still_follows_match_over(
-        gated: tuple[MatchServer, GatedStore], db: Database) -> None:
-    server, store = gated
+        gated: Gated, db: Database) -> None:
+    server, store, writer = gated
     tasks = await bots(server.url, plain("random"))
     store.fail = True
     store.gate.set()
@@ -143,13 +149,13 @@ async def test_store_failed_still_follows_match_over(
     assert [(f["type"], f.get("game", f.get("ref"))) for f in after] == [
         ("match_over", game), ("error", game)]
     assert after[1]["code"] == ErrorCode.STORE_FAILED.value
-    assert (server.games_saved, server.store_failures) == (0, 1) and db.list_games() == []
+    assert (writer.games_saved, writer.store_failures) == (0, 1) and db.list_games() == []
 
 
 async def test_runner_starts_the_next_game_before_the_last_one_is_stored(
-        gated: tuple[MatchServer, GatedStore], db: Database, tmp_path: Path,
+        gated: Gated, db: Database, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    server, store = gated
+    server, store, _ = gated
     monkeypatch.setattr(runner_module, "MAX_UNSTORED", 1)  # a bound this test reaches
     tid = create(db, TournamentSpec("grid5", ["random", "greedy"], pairs=3, seed=5,
                                     move_time=5))
@@ -188,8 +194,8 @@ async def test_runner_starts_the_next_game_before_the_last_one_is_stored(
 
 
 async def test_runner_reports_a_store_failure_after_match_over(
-        gated: tuple[MatchServer, GatedStore], db: Database, tmp_path: Path) -> None:
-    server, store = gated
+        gated: Gated, db: Database, tmp_path: Path) -> None:
+    server, store, writer = gated
     tid = create(db, TournamentSpec("grid5", ["random", "greedy"], pairs=1, seed=2,
                                     move_time=5))
     tasks = await bots(server.url, plain("random", "greedy"))
@@ -204,7 +210,7 @@ async def test_runner_reports_a_store_failure_after_match_over(
     for task in tasks:
         task.cancel()
     assert len(db.pending(tid)) == len(db.scheduled(tid))  # nothing half-stored
-    assert server.store_failures >= 1
+    assert writer.store_failures >= 1
 
 
 async def test_start_match_leaves_out_match_over_unless_set() -> None:

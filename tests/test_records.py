@@ -23,12 +23,13 @@ from bots.registry import make_bot
 from db.build import record_from_moves
 from db.errors import RecordError
 from db.portable import from_portable, to_portable
-from db.records import GameRecord, ScheduledGame
 from db.replay import Perspective, check_record, replay_game, snapshot
 from db.store import Database
 from game import Move, State, Termination, from_text, load_ruleset, new_game
 from game.board import board_digest
+from host.writer import GameWriter
 from protocol import OnTimeout, Policy, StartMatch, TimeControl
+from records import GameRecord, ScheduledGame
 from server.admin import AdminClient
 from server.app import MatchServer
 from server.config import ServerConfig
@@ -107,7 +108,7 @@ async def play_on_server(db_path: Path) -> dict[str, str]:
                                    "format": "round-robin", "pairs": 1, "seed": 7})
     entries = store.schedule(tid, [ScheduledGame(0, 0, "random", "greedy", 7),
                                    ScheduledGame(1, 0, "greedy", "random", 7)])
-    server = MatchServer(ServerConfig(grace_s=1.0 * SCALE), store, port=0)
+    server = MatchServer(ServerConfig(grace_s=1.0 * SCALE), GameWriter(store), port=0)
     await server.start()
     clients = [BotClient(lambda n=n: make_bot(n), server.url, n) for n in ("random", "greedy")]
     tasks = [asyncio.create_task(c.run()) for c in clients]

@@ -12,10 +12,10 @@ from bots.arena import play_game
 from bots.registry import make_bot
 from db.build import record_from_moves
 from db.errors import ReplayError
-from db.records import GameRecord, TurnRecord
 from db.replay import HIDDEN, Perspective, replay_lines
 from game import Move, State, new_game
 from game.rules import load_ruleset, ruleset_from_dict
+from records import GameRecord, TurnRecord
 
 
 @pytest.fixture(scope="module")

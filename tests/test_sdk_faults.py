@@ -18,11 +18,12 @@ from yard_cli import yard_here
 
 from bots.client import BotClient
 from bots.registry import make_bot
-from db.records import GameRecord
 from db.store import Database
 from game import Termination
+from host.writer import GameWriter
 from protocol import OnTimeout, Policy, StartMatch, TimeControl
 from ratings.outcomes import from_results
+from records import GameRecord
 from server.admin import AdminClient
 from server.app import MatchServer
 from server.config import ServerConfig
@@ -151,7 +152,7 @@ async def test_no_legal_move_from_choose_forfeits_illegal_move_at_once(tmp_path:
                                                                          ) -> None:
     bots = write_bots(tmp_path)
     db = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
-    server = MatchServer(ServerConfig(), db, port=0)
+    server = MatchServer(ServerConfig(), GameWriter(db), port=0)
     await server.start()
     names = ["Illegal", "Nothing", "Shouting", "Texts", "NoStart"]
     children: list[Child] = []

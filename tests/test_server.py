@@ -17,6 +17,7 @@ from bots.client import BotClient
 from bots.registry import make_bot
 from db.store import Database
 from game import Termination
+from host.writer import GameWriter
 from protocol import OnTimeout, Policy, StartMatch, TimeControl
 from server.admin import AdminClient, AdminError
 from server.app import MatchServer
@@ -63,7 +64,7 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
 
 @pytest.fixture
 async def server(db: Database) -> AsyncIterator[MatchServer]:
-    srv = MatchServer(ServerConfig(grace_s=1.0 * SCALE), db, port=0)
+    srv = MatchServer(ServerConfig(grace_s=1.0 * SCALE), GameWriter(db), port=0)
     await srv.start()
     yield srv
     await srv.stop()
@@ -206,7 +207,7 @@ async def test_bot_not_connected_and_forbidden_admin(server: MatchServer) -> Non
 
 
 async def test_shutdown_stores_running_games_as_aborted(db: Database) -> None:
-    srv = MatchServer(ServerConfig(), db, port=0)
+    srv = MatchServer(ServerConfig(), GameWriter(db), port=0)
     await srv.start()
     await start_bots(srv.url, "random")
     sleepy = await Raw.open(srv.url, "sleepy")
@@ -222,7 +223,7 @@ async def test_shutdown_stores_running_games_as_aborted(db: Database) -> None:
 
 async def test_one_bot_playing_many_games_at_once_is_never_rate_limited(db: Database) -> None:
     """Replies to turns the server sent do not count against the flood limit."""
-    srv = MatchServer(ServerConfig(rate_per_s=1.0, burst=5.0), db, port=0)
+    srv = MatchServer(ServerConfig(rate_per_s=1.0, burst=5.0), GameWriter(db), port=0)
     await srv.start()
     try:
         tasks = await start_bots(srv.url, "random")

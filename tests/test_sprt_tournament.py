@@ -15,8 +15,8 @@ from yard_cli import yard_here
 
 from db.store import Database
 from game import Outcome, Termination, Winner
+from host.web.listings import sprt_state as web_sprt_state
 from ratings.sprt import Decision, SprtSpec, llr
-from server.web.listings import sprt_state as web_sprt_state
 from tournament.runner import TournamentRunner
 from tournament.spec import TournamentSpec, create
 from tournament.sprt import SprtMonitor, record_state, sprt_state, stored_sprt_state

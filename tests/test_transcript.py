@@ -24,9 +24,10 @@ from bots.client import BotClient
 from bots.registry import make_bot
 from db.errors import RecordError
 from db.portable import from_portable, to_line
-from db.records import GameRecord
 from db.store import Database
+from host.writer import GameWriter
 from protocol import OnTimeout, Policy, StartMatch, TimeControl
+from records import GameRecord
 from server.admin import AdminClient
 from server.app import MatchServer
 from server.config import ServerConfig
@@ -49,7 +50,7 @@ def db_path(tmp_path: Path) -> Path:
 @pytest.fixture
 async def server(db_path: Path) -> AsyncIterator[MatchServer]:
     database = Database.connect(f"sqlite:///{db_path}")
-    srv = MatchServer(ServerConfig(grace_s=10.0 * SCALE), database, port=0)
+    srv = MatchServer(ServerConfig(grace_s=10.0 * SCALE), GameWriter(database), port=0)
     await srv.start()
     yield srv
     await srv.stop()
@@ -294,7 +295,8 @@ async def test_games_finish_while_the_database_is_slow_and_are_then_stored_in_a_
     store = SlowDatabase.connect(f"sqlite:///{tmp_path / 'slow.db'}")
     assert isinstance(store, SlowDatabase)
     store.gate, store.entered, store.batches = threading.Event(), threading.Event(), []
-    server = MatchServer(ServerConfig(), store, port=0)
+    writer = GameWriter(store)
+    server = MatchServer(ServerConfig(), writer, port=0)
     await server.start()
     rng = random.Random(1)
     x = Player(server.url, "xbot", lambda m, n: [move(m, rng.choice(m["legal"]))])
@@ -309,11 +311,11 @@ async def test_games_finish_while_the_database_is_slow_and_are_then_stored_in_a_
             more = [await admin.start_match(StartMatch("grid5", "xbot", ["dbot"], seed=s))
                     for s in (2, 3, 4)]
             await x.wait_over([first, *more])  # played to the end meanwhile
-            assert server.games_saved == 0 and store.list_games() == []  # no result yet
+            assert writer.games_saved == 0 and store.list_games() == []  # no result yet
             store.gate.set()
             results = [await admin.result(g, 60 * SCALE) for g in [first, *more]]
         assert store.batches == [1, 3]  # the three that ended meanwhile: one transaction
-        assert server.games_saved == 4
+        assert writer.games_saved == 4
         for game, result in zip([first, *more], results, strict=True):
             assert store.load_game(game).outcome.termination is result.termination
         for task in tasks:
@@ -331,7 +333,7 @@ async def test_a_connection_closed_for_violations_gets_nothing_more_and_neither_
     (its connection is closing), and the rebuilt messages of its seat stop at the same
     point, while the detectives' (still connected) end with that ``game_over``."""
     database = Database.connect(f"sqlite:///{db_path}")
-    server = MatchServer(ServerConfig(max_violations=3), database, port=0)
+    server = MatchServer(ServerConfig(max_violations=3), GameWriter(database), port=0)
     await server.start()
     try:
         def mrx(msg: dict[str, Any], n: int) -> list[dict[str, Any]] | str:
@@ -375,7 +377,8 @@ async def test_a_client_dropped_for_not_reading_is_offline_in_the_rebuild_from_t
     disconnection); the game is then forfeited when the resume grace period ends."""
     database = Database.connect(f"sqlite:///{db_path}")
     server = MatchServer(ServerConfig(max_send_bytes=64 * 1024, rate_per_s=100_000,
-                                      burst=100_000, grace_s=0.5 * SCALE), database, port=0)
+                                      burst=100_000, grace_s=0.5 * SCALE),
+                         GameWriter(database), port=0)
     await server.start()
     try:
         turns: list[dict[str, Any]] = []

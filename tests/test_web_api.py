@@ -253,7 +253,7 @@ async def test_slow_ratings_answer_503_then_the_cached_result(
         seeded: Seeded, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A first computation longer than the answer budget (the handshake timeout bounds
     HTTP answers) is a 503 ``computing`` with Retry-After; it goes on and fills the cache."""
-    import server.web.http as web_http
+    import host.web.http as web_http
 
     url = seed_database(tmp_path / "slow.db").url
     monkeypatch.setattr(web_http, "COMPUTE_WAIT_S", 0.0)

@@ -1,4 +1,4 @@
-"""The board component (server/web/static/board.js) in a real browser (issue 26, "A board
+"""The board component (host/web/static/board.js) in a real browser (issue 26, "A board
 people can read"): London's station numbers are at least 11 px tall on screen at the
 default fit, on a desktop and on a phone; the wheel, the +/−/fit buttons, the keys and a
 pinch zoom it; a drag moves it; a click or a tap near a station (within a finger's reach)

@@ -28,11 +28,11 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, serve
 
 from db.store import Database
+from host.web.http import WebApp
+from host.web.listings import MAX_OFFSET
 from protocol import StartMatch, TimeControl
 from server.admin import AdminClient
 from server.gate import HttpConnection
-from server.web.http import WebApp
-from server.web.listings import MAX_OFFSET
 
 GRID5_REVEALS = {3, 6, 9, 12, 15}
 
@@ -121,7 +121,7 @@ async def test_over_long_requests_are_refused_in_http_terms(
         bad = b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
         raw = await asyncio.to_thread(_raw, base, bad)
         assert raw.startswith(b"HTTP/1.1 4") and b"WebSocket" in raw
-    # `yard web` serves with HttpConnection (server/run.py): the same words.
+    # `yard web` serves with HttpConnection (host/run.py): the same words.
     app = WebApp(seeded[0].url, websockets=False)
     try:
         async with serve(_never, "127.0.0.1", 0, process_request=app.process_request,

@@ -21,13 +21,13 @@ from web_helpers import get, get_json, running_server
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import serve
 
-import server.web.http as web_http
-from db.records import ScheduledGame
+import host.web.http as web_http
 from db.store import Database, forfeit_record
 from game import Outcome, Termination, Winner, load_ruleset
+from host.web.http import WebApp
 from protocol import StartMatch, TimeControl
+from records import ScheduledGame
 from server.admin import AdminClient
-from server.web.http import WebApp
 from tournament.engines import parse_engine
 from tournament.spec import TournamentSpec, create
 

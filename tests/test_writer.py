@@ -11,11 +11,11 @@ import pytest
 from bots.arena import play_game
 from bots.registry import make_bot
 from db.build import record_from_moves
-from db.records import GameRecord
 from db.store import Database
+from host.writer import STORE_BATCH, GameWriter
 from protocol import MatchResult, decode
+from records import GameRecord
 from server.outputs import Finished
-from server.writer import STORE_BATCH, GameWriter
 
 LONG = 60.0
 """A linger no test waits out: a write that came only after it would time the test out."""

@@ -16,14 +16,15 @@ from typing import Any
 from bots.arena import play_game
 from bots.registry import make_bot
 from db.build import record_from_moves
-from db.records import GameRecord
 from db.store import Database
 from game import Move, Ticket, from_text
 from game.rules import ruleset_from_dict
+from host.web.http import WebApp, web_url
+from host.writer import GameWriter
 from ratings.sprt import SprtSpec, evaluate
+from records import GameRecord
 from server.app import MatchServer
 from server.config import ServerConfig
-from server.web.http import WebApp, web_url
 from tournament.schedule import make_schedule, mrx_bot, team_members
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -129,7 +130,7 @@ async def running_server(db_url: str) -> AsyncIterator[tuple[MatchServer, WebApp
     """A match server with the pages, storing into ``db_url``; yields (server, app,
     http base address)."""
     store = Database.connect(db_url)
-    server = MatchServer(ServerConfig(), store, port=0)
+    server = MatchServer(ServerConfig(), GameWriter(store), port=0)
     app = WebApp(db_url, live=server.core)
     server.process_request = app.process_request
     url = await server.start()

@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from db.errors import AlreadyPlayedError, DatabaseError
-from db.records import ScheduledGame
 from db.store import Database
 from protocol import ErrorCode
+from records import ScheduledGame
 from server.admin import AdminClient, AdminError
 from tournament.ray_setup import (
     ClusterAddress,

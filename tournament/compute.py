@@ -1,7 +1,7 @@
 """Per-bot compute of a tournament: how long each bot took per move (the server's clock) and
 the search effort it reported (playouts, nodes, depth), so unequal compute is visible.
 
->>> from db.records import ComputeRow
+>>> from records import ComputeRow
 >>> rows = [ComputeRow("mcts", "1", 10, 2.0, 5000, 10), ComputeRow("mcts", "2", 10, 2.2, 4000, 10)]
 >>> summary = compute_summary(rows)
 >>> summary["mcts"].mean_playouts, summary["mcts"].instances["2"].mean_time_s
@@ -19,8 +19,8 @@ from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 
-from db.records import ComputeRow
 from ratings.render import first_fitting, table_view
+from records import ComputeRow
 
 
 @dataclass(frozen=True)

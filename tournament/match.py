@@ -1,5 +1,5 @@
 """One game between bots (``yard match``): on a running server by name, or on a server
-hosted here (:mod:`server.hosted`) with each bot launched as its own process."""
+hosted here (:mod:`host.hosted`) with each bot launched as its own process."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import asyncio
 
 from bots.spec import BotSpec
 from game.errors import YardError
+from host.hosted import HostedServer, server_config
 from protocol import StartMatch
 from protocol.messages import MatchResult
 from protocol.tokens import new_token
 from server.admin import AdminClient, AdminError
-from server.hosted import HostedServer, server_config
 from tournament.discovery import bot_roles
 from tournament.engines import Engine, engine_table, spec_engine, start_engine
 from tournament.processes import Child

@@ -4,7 +4,7 @@ Readiness comes from the child's first stdout line (``listening on ws://...`` fr
 server, ``connected ...`` from ``yard bot``) or, for a bot given as a command, from the
 server listing it as connected, so callers never sleep-and-hope. Used for the bots of
 ``yard match`` and of the tournament runner (whose server runs in their own process,
-:mod:`server.hosted`), by ``yard bot-check``, and by the benchmarks that measure ``yard
+:mod:`host.hosted`), by ``yard bot-check``, and by the benchmarks that measure ``yard
 serve`` itself; :mod:`tournament.engines` turns a bot spec into the command line.
 """
 

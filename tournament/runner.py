@@ -22,16 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from db.errors import DatabaseError
-from db.records import ScheduledGame
 from db.store import Database
 from game import Outcome, Termination
+from host.hosted import HostedServer, HostedServerError, server_config
+from host.run import ServerConfigError
 from protocol import ErrorCode, OnTimeout, Policy, StartMatch, TimeControl
 from protocol.messages import MatchResult
 from protocol.tokens import new_token
 from ratings.sprt import SprtState
+from records import ScheduledGame
 from server.admin import AdminClient, AdminError
-from server.hosted import HostedServer, HostedServerError, server_config
-from server.run import ServerConfigError
 from tournament.discovery import BuiltinBot, bot_infos
 from tournament.engines import EngineError
 from tournament.pool import (
@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 
 RETRY_S = 0.25
 #: Games that may wait for their commit while the next ones play (at least one per slot):
-#: the server writes games in group commits (``server.writer.STORE_LINGER_S``), so at a
+#: the server writes games in group commits (``host.writer.STORE_LINGER_S``), so at a
 #: few hundred games a second several wait at once.
 MAX_UNSTORED = 32
 #: Seconds the runner's lease on its tournament lasts without a renewal.

@@ -1,6 +1,6 @@
 """Tournament schedules: role-swapped pairs, round robin or gauntlet. Pure functions.
 
-A schedule is a list of :class:`db.records.ScheduledGame`, the entries the database stores
+A schedule is a list of :class:`records.ScheduledGame`, the entries the database stores
 (:meth:`db.store.Database.schedule` assigns their ``schedule_id``).
 
 Scotland Yard is asymmetric, so games come in pairs: for bots A and B and pair number p,
@@ -37,8 +37,8 @@ import secrets
 from dataclasses import dataclass, field
 from enum import Enum
 
-from db.records import ScheduledGame
 from game.errors import YardError
+from records import ScheduledGame
 
 
 class ScheduleError(YardError):

@@ -15,12 +15,12 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from bots.spec import BotSpec, parse_option_pairs
-from db.records import ScheduledGame
 from db.store import Database
 from game import load_ruleset
 from game.errors import YardError
 from protocol import OnTimeout
 from ratings.sprt import SprtError, SprtSpec
+from records import ScheduledGame
 from tournament.engines import Engine, spec_engine
 from tournament.schedule import (
     SECRET_BYTES,

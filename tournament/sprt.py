@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from db.records import ResultRow, ScheduledGame
 from db.store import Database
 from game import Outcome
 from ratings.sprt import PairTally, SprtError, SprtSpec, SprtState, evaluate
+from records import ResultRow, ScheduledGame
 
 #: Key of the SPRT in a tournament's stored state.
 STATE_KEY = "sprt"

@@ -21,7 +21,10 @@ workers' claims), :mod:`~db.store.accounts` (bot accounts: hashed tokens);
 
 from __future__ import annotations
 
-from db.records import (
+from db.store.database import Database
+from db.store.leases import ABORTED_LEASE
+from db.store.tournaments import forfeit_record
+from records import (
     AccountInfo,
     ComputeRow,
     GameSummary,
@@ -29,9 +32,6 @@ from db.records import (
     ScheduledGame,
     TournamentInfo,
 )
-from db.store.database import Database
-from db.store.leases import ABORTED_LEASE
-from db.store.tournaments import forfeit_record
 
 __all__ = ["ABORTED_LEASE", "AccountInfo", "ComputeRow", "Database", "GameSummary",
            "ResultRow", "ScheduledGame", "TournamentInfo", "forfeit_record"]

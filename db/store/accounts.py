@@ -4,7 +4,7 @@ A token is :func:`protocol.tokens.new_token` text (32 random bytes) shown once, 
 account is added or rotated. The row keeps ``scrypt$N$r$p$SALT$HASH`` (hashlib's scrypt,
 16 random salt bytes per account, base64): :func:`token_matches` checks a token against it
 in constant time. One check costs tens of milliseconds of CPU by design; the server runs
-them off its event loop (:mod:`server.accounts`).
+them off its event loop (:mod:`host.accounts`).
 
 >>> stored = hash_token("s3cret")
 >>> token_matches("s3cret", stored), token_matches("guess", stored)
@@ -24,9 +24,9 @@ from sqlalchemy.orm import Session
 
 from db.errors import AccountError
 from db.models import AccountRow
-from db.records import AccountInfo
 from db.store.base import Connection, aware
 from protocol.tokens import new_token
+from records import AccountInfo
 
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 """scrypt cost parameters of new hashes (16 MiB of memory per check; stored with each

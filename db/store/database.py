@@ -14,7 +14,6 @@ from db.engine import (
 )
 from db.errors import DatabaseError
 from db.migrations import migrate
-from db.records import GameRecord, ScheduledGame
 from db.store.accounts import Accounts
 from db.store.base import opt_str
 from db.store.games import Games
@@ -23,6 +22,7 @@ from db.store.pools import Pools
 from db.store.schedule import Schedule
 from db.store.tournaments import Tournaments, forfeit_record
 from game import Outcome
+from records import GameRecord, ScheduledGame
 
 
 class Database(Games, Tournaments, Schedule, Leases, Accounts, Pools):

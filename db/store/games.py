@@ -31,11 +31,11 @@ from db.models import (
     TurnRow,
 )
 from db.portable import EFFORT_KEYS, PortableGame, PortableTournament, from_stored, to_stored
-from db.records import ComputeRow, GameRecord, GameSummary, ResultRow, TurnRecord
 from db.store.base import Connection, aware, utc
 from db.store.schedule import ensure_entry
 from db.store.tournaments import ensure_tournament, import_tournament
 from game import Termination, Winner, seat_name
+from records import ComputeRow, GameRecord, GameSummary, ResultRow, TurnRecord
 
 log = logging.getLogger(__name__)
 

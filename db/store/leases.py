@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy as sa
 
 from db.models import GameRow, ScheduledGameRow
-from db.records import ScheduledGame
 from db.store.base import Connection
 from db.store.schedule import to_entry
+from records import ScheduledGame
 
 #: The lease owner of an entry whose game was aborted in the current cluster run.
 ABORTED_LEASE = "aborted"

@@ -7,7 +7,7 @@ rebuilds its live ratings when it starts."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
@@ -15,19 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from db.models import GameRow, TournamentRow
 from db.store.base import Connection, opt_str
 from game import Termination, Winner
-
-
-class PoolGame(NamedTuple):
-    """One stored game of a group, as the live ratings read it: the players, who won,
-    how it ended, and the seat at fault (``None``: nobody)."""
-
-    game_id: str
-    mrx: str
-    detectives: str
-    winner: Winner | None
-    termination: Termination
-    fault_seat: int | None
-    finished_at: datetime
+from records import PoolGame
 
 
 class Pools(Connection):

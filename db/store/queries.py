@@ -1,4 +1,4 @@
-"""What the web pages read with their own engine (``server.web``): games stored per
+"""What the web pages read with their own engine (``host.web``): games stored per
 ruleset (the ratings cache's key), one filtered page of the games list, which games are
 withheld (:class:`WithheldCache`), and the boards of stored games.
 

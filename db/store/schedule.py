@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session
 
 from db.errors import TournamentError
 from db.models import GameRow, ScheduledGameRow, TournamentRow
-from db.records import ScheduledGame
 from db.store.base import Connection
+from records import ScheduledGame
 
 
 class Schedule(Connection):

@@ -24,11 +24,11 @@ from db.models import (
     TournamentRow,
     TurnRow,
 )
-from db.records import GameRecord, ScheduledGame, SeatRecord, TournamentInfo
 from db.store.base import Connection, aware, opt_str, utc
 from db.store.leases import ABORTED_LEASE
 from db.store.schedule import schedule_row
 from game import Outcome, new_game, to_text
+from records import GameRecord, ScheduledGame, SeatRecord, TournamentInfo
 
 #: The key of a tournament's state that holds the lease of the runner playing it:
 #: ``{"host", "pid", "expires"}`` (runtime only: never exported).

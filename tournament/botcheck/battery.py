@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bots.client import BotClient
-from db.records import GameRecord
 from game import Termination, load_ruleset
+from host.writer import GameWriter
 from protocol import ErrorCode, OnTimeout, Policy, StartMatch, TimeControl
 from protocol.messages import MatchResult
+from records import GameRecord
 from server.admin import AdminClient, AdminError
 from server.app import MatchServer
 from server.config import ServerConfig
@@ -79,7 +80,7 @@ class Battery:
 
     async def run(self) -> list[Check]:
         """Every check, in order; a bot that does not connect fails ``connects`` only."""
-        server = MatchServer(ServerConfig(grace_s=self.grace), self.sink, port=0)
+        server = MatchServer(ServerConfig(grace_s=self.grace), GameWriter(self.sink), port=0)
         self.admin_token = server.admin_token
         await server.start()
         proxy = self.proxy = Proxy(server.url, self.observer)

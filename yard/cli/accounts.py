@@ -14,8 +14,8 @@ from typing import Any
 
 import click
 
-from db.records import AccountInfo
 from db.store import Database
+from records import AccountInfo
 from yard.cli.options import db_option, json_option
 
 

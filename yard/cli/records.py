@@ -17,9 +17,9 @@ import click
 from db.errors import RecordError
 from db.exchange import game_from_file, record_file_lines, stored_game
 from db.portable import PortableGame, PortableTournament, read_lines, to_line
-from db.records import GameRecord, GameSummary
 from db.replay import Perspective, replay_lines
 from db.store import Database
+from records import GameRecord, GameSummary
 from server.transcript import TranscriptError, transcripts
 from yard.cli.options import db_option, json_option, selection_options
 

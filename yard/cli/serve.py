@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from bots.spec import BotSpec
+from host.house import HouseBot
+from host.run import run_server, server_config
 from protocol import OnTimeout, Policy, StartMatch, TimeControl, to_json
 from protocol.messages import MatchResult
 from server.auth import client_admin_token
-from server.house import HouseBot
-from server.run import run_server, server_config
 from yard.cli.options import (
     BOT_SPEC,
     BOT_SPEC_LIST,

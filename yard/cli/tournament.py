@@ -25,13 +25,13 @@ from rich.progress import (
 
 from bots.spec import BotSpec
 from db.errors import DatabaseError
-from db.records import ScheduledGame
 from db.store import Database
 from db.store.tournaments import HasGamesError
 from game import Outcome
+from host.run import tune_gc
 from ratings.sprt import DEFAULT_MAX_PAIRS, SprtError, SprtSpec, SprtState
+from records import ScheduledGame
 from server.auth import client_admin_token
-from server.run import tune_gc
 from tournament.cluster import ClusterRun
 from tournament.discovery import BuiltinBot, bot_infos
 from tournament.engines import Engine
@@ -363,7 +363,7 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
         if not as_json:
             console.print(f"server and bot output: {child_log}", highlight=False, soft_wrap=True)
     def watch_address(url: str) -> None:
-        from server.web.http import web_url
+        from host.web.http import web_url
 
         console.print(f"watch it at {web_url(url)}#/tournaments/{tournament_id}",
                       highlight=False, soft_wrap=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from server.run import run_web
+from host.run import run_web
 from yard.cli.options import db_option
 
 

@@ -8,9 +8,9 @@ import random
 from typing import Any
 
 from db.store import Database
+from host.web.errors import NotFound
 from server.ladder import Ladder, ladder_rules, play_id, play_rules, rating_history
 from server.ladder import ladder_id as group_of
-from server.web.errors import NotFound
 
 #: What the pages say about the two kinds of rating.
 RATINGS_NOTE = ("Live ratings (OpenSkill, Weng-Lin): updated after every game, shown as "

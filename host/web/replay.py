@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from db.errors import ReplayError
-from db.records import GameRecord, TurnRecord
 from game import Move, State, YardError, from_text, seat_name
 from game.moves import TICKET_NAMES
 from game.rules import Ruleset, load_ruleset, ruleset_from_dict
-from server.web.boards import board_drawing
-from server.web.errors import WebError
-from server.web.ratings_cache import json_safe
+from host.web.boards import board_drawing
+from host.web.errors import WebError
+from host.web.ratings_cache import json_safe
+from records import GameRecord, TurnRecord
 
 PERSPECTIVES = ("all", "mrx", "detectives")
 

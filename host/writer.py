@@ -6,7 +6,8 @@ running, a finished game waits up to :data:`STORE_LINGER_S` for more to finish, 
 that finish meanwhile (or while a write runs) go in one transaction. A game's
 ``match_result`` goes to the admin connection that started it only once the game is
 committed; a game that cannot be stored is appended to a fallback file and the admin gets
-an ``error`` (``store_failed``) instead.
+an ``error`` (``store_failed``) instead. It is the :class:`server.app.Recorder` a served
+match server is given (:mod:`host.run`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from typing import Protocol
 
 from db.errors import AlreadyPlayedError
 from db.portable import to_line
-from db.records import GameRecord
 from protocol import Error, ErrorCode, encode_bytes
+from records import GameRecord
 from server.outputs import Finished
 
 log = logging.getLogger(__name__)
@@ -46,13 +47,23 @@ class GameSink(Protocol):
         """Store ``record`` in one transaction."""
 
 
+def _unattached(conn: int, message: bytes) -> None:
+    raise RuntimeError("a GameWriter sends results only once attached to a server "
+                       "(MatchServer(config, writer) attaches it)")
+
+
 class GameWriter:
     """Stores finished games in ``sink`` (none: stored nowhere, results still sent) and
-    then sends each game's result with ``send(conn, encoded message)``."""
+    then sends each game's result with ``send(conn, encoded message)``.
 
-    def __init__(self, sink: GameSink | None, send: Callable[[int, bytes], None],
+    A :class:`server.app.MatchServer` given the writer (``MatchServer(config,
+    GameWriter(db))``) attaches its own ``send`` and ``running``."""
+
+    def __init__(self, sink: GameSink | None,
+                 send: Callable[[int, bytes], None] = _unattached,
                  running: Callable[[], bool] = lambda: False,
                  linger_s: float = STORE_LINGER_S) -> None:
+        #: Where games are stored (``None``: nowhere; may be set before games finish).
         self.sink = sink
         self.send = send
         #: Whether games are still being played (more may finish soon): see
@@ -70,6 +81,13 @@ class GameWriter:
         self._saves: set[asyncio.Task[None]] = set()
         self._hurry = False  # write what is queued without waiting for more
         self._woken: asyncio.Event | None = None  # set to end the wait for more
+
+    def attach(self, send: Callable[[int, bytes], None], running: Callable[[], bool]
+               ) -> None:
+        """Send results with ``send``; ``running()``: whether games are still being
+        played (the server's own, given by the server the writer serves)."""
+        self.send = send
+        self.running = running
 
     def queue(self, finished: Finished) -> None:
         """Hand a finished game to the writer task (a thread does the writing); games that

@@ -26,15 +26,15 @@ import threading
 from pathlib import Path
 
 from game.errors import YardError
+from host.run import Serving, close_serving, fit_open_files, open_serving, server_config
 from server.config import ServerConfig
 from server.logs import RateLimitFilter
-from server.run import Serving, close_serving, fit_open_files, open_serving, server_config
 
 __all__ = ["HostedServer", "HostedServerError", "server_config"]
 
-#: Loggers whose records the hosted server writes to its log (the server's own, and the
-#: websockets server's handshake failures).
-LOGGERS = ("server", "websockets.server")
+#: Loggers whose records the hosted server writes to its log (the server's own, its
+#: database writer's and web pages', and the websockets server's handshake failures).
+LOGGERS = ("server", "host", "websockets.server")
 
 
 class HostedServerError(YardError):
@@ -65,7 +65,7 @@ class HostedServer:
 
     def start(self) -> str:
         """Listen and open the database; returns the ``ws://`` URL. Blocks until the
-        server is ready; raises what kept it from starting (:class:`~server.run.
+        server is ready; raises what kept it from starting (:class:`~host.run.
         ServerConfigError` for a port it cannot have, :class:`~db.errors.DatabaseError`
         for a database it cannot open, else :class:`HostedServerError`)."""
         if self._thread is not None:

@@ -25,8 +25,11 @@ from websockets.asyncio.server import ServerConnection, serve
 from db.store import Database
 from game import load_ruleset
 from game.errors import YardError
+from host.accounts import AccountChecker
+from host.house import House, HouseBot
+from host.web.http import WebApp, web_url
+from host.writer import GameSink, GameWriter
 from protocol import TimeControl
-from server.accounts import AccountChecker
 from server.app import MatchServer
 from server.auth import (
     AdminTokenError,
@@ -38,12 +41,9 @@ from server.auth import (
 from server.config import ServerConfig
 from server.core import Core
 from server.gate import HttpConnection, refusal_slots
-from server.house import House, HouseBot
 from server.ladder import ladder_id, play_id
 from server.logs import configure as configure_logging
 from server.logs import raise_open_file_limit
-from server.web.http import WebApp, web_url
-from server.writer import GameSink
 
 
 class ServerConfigError(YardError):
@@ -247,7 +247,7 @@ class Serving:
 
     server: MatchServer
     web: WebApp
-    sink: GameSink
+    writer: GameWriter
     url: str
 
 
@@ -256,7 +256,8 @@ async def open_serving(config: ServerConfig, db_url: str, host: str, port: int) 
     listen creates no database) and rate a ladder's stored games (``config.ladder``).
     :class:`ServerConfigError` when the port cannot be had; whatever opening the database
     raises (:class:`~db.errors.DatabaseError`) otherwise."""
-    server = MatchServer(config, None, host, port)
+    writer = GameWriter(None)  # its database is opened below
+    server = MatchServer(config, writer, host, port)
     web = WebApp(db_url, live=server.core, lazy=True)  # the database is opened below
     server.process_request = web.process_request
     try:
@@ -275,11 +276,11 @@ async def open_serving(config: ServerConfig, db_url: str, host: str, port: int) 
         web.close()
         _close_sink(sink)
         raise
-    server.sink = sink
-    server.fallback_path = fallback_path(db_url)
+    writer.sink = sink
+    writer.fallback_path = fallback_path(db_url)
     if config.accounts and isinstance(sink, Database):
         server.accounts = AccountChecker(sink)
-    return Serving(server, web, sink, url)
+    return Serving(server, web, writer, url)
 
 
 def _close_sink(sink: GameSink | None) -> None:
@@ -291,13 +292,13 @@ def _close_sink(sink: GameSink | None) -> None:
 async def close_serving(serving: Serving) -> str:
     """Abort and store the running games, close the connections and the database; returns
     the line that says how many games were stored (and where those that were not are)."""
-    server = serving.server
-    await server.stop()
+    writer = serving.writer
+    await serving.server.stop()
     serving.web.close()
-    _close_sink(serving.sink)
-    lost = f", {server.store_failures} NOT stored (see {server.fallback_path})" \
-        if server.store_failures else ""
-    return f"stopped; {server.games_saved} games stored{lost}"
+    _close_sink(writer.sink)
+    lost = f", {writer.store_failures} NOT stored (see {writer.fallback_path})" \
+        if writer.store_failures else ""
+    return f"stopped; {writer.games_saved} games stored{lost}"
 
 
 async def _serve(config: ServerConfig, db_url: str, host: str, port: int,

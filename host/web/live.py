@@ -11,9 +11,9 @@ from typing import Any, Protocol
 from game import MRX, Move, seat_name
 from game.rules import Ruleset
 from game.views import TICKET_NAME_LIST, detective_log, rules_from_definition
+from host.web.boards import board_drawing
+from host.web.errors import NotFound
 from protocol import to_json
-from server.web.boards import board_drawing
-from server.web.errors import NotFound
 
 
 class LiveSource(Protocol):

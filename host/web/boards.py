@@ -20,7 +20,7 @@ from typing import Any
 from game import YardError, load_board
 from game.board import TRANSPORT_NAMES, Board, Transport
 from game.rules import builtin_rulesets
-from server.web.errors import NotFound
+from host.web.errors import NotFound
 
 BOARD_NAME = re.compile(r"^(london|grid[1-9][0-9]{0,3}x[1-9][0-9]{0,3})$")
 """The board names ``/api/boards/NAME`` may ask for (packaged map, grids)."""

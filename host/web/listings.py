@@ -9,11 +9,11 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from db.records import TournamentInfo
 from db.store.queries import WithheldCache, games_page
 from game import Termination
-from server.web.errors import WebError
-from server.web.ratings_cache import json_safe
+from host.web.errors import WebError
+from host.web.ratings_cache import json_safe
+from records import TournamentInfo
 
 RESULTS = ("mrx", "detectives", "none")
 MAX_LIMIT = 500

@@ -12,7 +12,7 @@ query parameter is checked against its bounds (:func:`_int`): anything else is a
 Routes::
 
     /                          the single-page app (index.html)
-    /static/NAME               a file of server/web/static (names checked, no paths)
+    /static/NAME               a file of host/web/static (names checked, no paths)
     /api/leaderboard           ?rules=R&tournament=T   (= yard leaderboard --json)
     /api/matrix                ?rules=R&tournament=T   (= yard matrix --json)
     /api/tournaments           list with progress and status
@@ -35,7 +35,7 @@ Nothing private is served:
   404 with code ``withheld``, until that game is over or the tournament is finished.
 - A tournament shows only the public part of its spec (no engine commands, class paths,
   working directories or bot options) and ``deals``: the secret deal key only once the
-  tournament is finished (:mod:`server.web.listings`). Running games are shown from the
+  tournament is finished (:mod:`host.web.listings`). Running games are shown from the
   spectators' snapshot only: no seed, no Mister X.
 - Error messages never hold the database URL (nor paths from the server's set-up).
 
@@ -74,10 +74,10 @@ from db.engine import parse_url, safe_url
 from db.errors import DatabaseError, GameNotFoundError, ReplayError, TournamentError
 from db.store import Database
 from db.store.queries import WithheldCache, db_errors, open_read_engine, stored_boards
-from server.web.boards import BOARD_NAME, BoardCache, builtin_boards
-from server.web.errors import Busy, NotFound, WebError, Withheld
-from server.web.ladder import RATINGS_NOTE, bot_page, stored_ladders
-from server.web.listings import (
+from host.web.boards import BOARD_NAME, BoardCache, builtin_boards
+from host.web.errors import Busy, NotFound, WebError, Withheld
+from host.web.ladder import RATINGS_NOTE, bot_page, stored_ladders
+from host.web.listings import (
     MAX_LIMIT,
     MAX_OFFSET,
     GameFilter,
@@ -85,9 +85,9 @@ from server.web.listings import (
     sprt_state,
     tournament_dict,
 )
-from server.web.live import LiveSource, live_boards, live_game, live_list, running_tournaments
-from server.web.ratings_cache import RatingsCache
-from server.web.replay import PERSPECTIVES, replay
+from host.web.live import LiveSource, live_boards, live_game, live_list, running_tournaments
+from host.web.ratings_cache import RatingsCache
+from host.web.replay import PERSPECTIVES, replay
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'
 
 def _static_files() -> dict[str, bytes]:
     """Every shipped static file by name (read once; the set is fixed at install)."""
-    root = resources.files("server.web").joinpath("static")
+    root = resources.files("host.web").joinpath("static")
     return {entry.name: entry.read_bytes() for entry in root.iterdir()
             if entry.is_file() and STATIC_NAME.match(entry.name)}
 
@@ -257,7 +257,7 @@ class WebApp:
 
     async def off_loop(self, fn: Callable[..., Any], *args: Any) -> Any:
         """``fn(*args)`` in one of the app's :data:`HEAVY_SLOTS` worker threads; waits at
-        most :data:`BUSY_WAIT_S` for one (then :class:`~server.web.errors.Busy`), and while
+        most :data:`BUSY_WAIT_S` for one (then :class:`~host.web.errors.Busy`), and while
         games are being played here, for its turn under :data:`WORK_SHARE`. A slot is
         given back when the work really ends, even if the request that asked for it is
         gone (its client disconnected), so the bound holds."""
@@ -303,7 +303,7 @@ class WebApp:
 
     async def _pace(self, connection: Any) -> None:
         """Wait for this request's turn under :data:`PACE_PER_S` (a generic cell rate
-        algorithm per remote address); :class:`~server.web.errors.Busy` if it is more than
+        algorithm per remote address); :class:`~host.web.errors.Busy` if it is more than
         :data:`BUSY_WAIT_S` away."""
         address = getattr(connection, "yard_address", None)
         if address is None:
@@ -662,7 +662,7 @@ _INTEGER = re.compile(r"-?[0-9]{1,30}")
 
 def _int(query: dict[str, list[str]], name: str, default: int, low: int, high: int) -> int:
     """Query parameter ``name`` as an integer from ``low`` to ``high`` (``default`` when
-    absent); :class:`~server.web.errors.WebError` (400) for anything else: other text,
+    absent); :class:`~host.web.errors.WebError` (400) for anything else: other text,
     forms Python's ``int`` would also take (``1_000``, ``+5``, non-ASCII digits), or a
     number out of bounds (never handed to the database)."""
     text = _one(query, name)

@@ -24,8 +24,8 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from db.errors import AccountError, DatabaseError
-from db.records import AccountInfo
 from db.store.accounts import TOUCH_EVERY, token_matches
+from records import AccountInfo
 from server.outputs import AccountStatus, AccountVerdict, Authenticate
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,8 @@ class AccountStore(Protocol):
 
 
 class AccountChecker:
-    """Checks account tokens (and registers new accounts) for the server shell."""
+    """Checks account tokens (and registers new accounts) for the server shell: the
+    :class:`server.app.AccountCheck` of a served match server (``server.accounts``)."""
 
     def __init__(self, store: AccountStore, workers: int = 2) -> None:
         self.store = store
