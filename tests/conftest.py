@@ -145,8 +145,8 @@ def _run_order(item: pytest.Item) -> int:
     return len(LONG_GROUPS) + (item.path.name in KERNEL_USERS)
 
 
-#: The xdist group of the tests that start Ray (tests/test_cluster.py and
-#: tests/test_dqn_cluster.py): one worker runs them one after another, sharing one local
+#: The xdist group of the tests that start Ray (tests/tournament/test_cluster.py and
+#: tests/bots/test_dqn_cluster.py): one worker runs them one after another, sharing one local
 #: Ray instance (starting one costs about 5 CPU-s). A test that runs ``--cluster auto``
 #: names the instance with RAY_ADDRESS (``auto`` alone would connect to whichever Ray
 #: instance the machine started last).

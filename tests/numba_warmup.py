@@ -49,7 +49,7 @@ def warm() -> None:
                 bot.choose(position.view(position.to_move), position.legal_moves())
             searcher = AlphaBetaBot(seed=1, depth=2, profile="kernel")
             searcher.choose(position.view(position.to_move), position.legal_moves())
-    # The kernel's entry points as tests/test_kernel.py calls them.
+    # The kernel's entry points as tests/bots/test_kernel.py calls them.
     for name in BUILTIN:
         rules = load_ruleset(name)
         tb = K.tables_for(rules)
