@@ -40,6 +40,8 @@ import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, settings
 
+from tests import BACKENDS
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # Tests never read or write the user's own yard state (the admin token file `yard serve`
@@ -77,10 +79,6 @@ def pg_url() -> Iterator[str]:
         with admin.begin() as conn:
             conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
         admin.dispose()
-
-
-#: The database backends a test parametrised with :func:`database_url` runs on.
-BACKENDS = ["sqlite", *(["postgresql"] if os.environ.get("YARD_TEST_POSTGRES_URL") else [])]
 
 
 @pytest.fixture(params=BACKENDS)

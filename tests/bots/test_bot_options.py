@@ -5,10 +5,8 @@ lists them, and ``seed`` is the base class's business, never a requirement of a 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -18,11 +16,10 @@ from bots.base import Bot
 from bots.options import BotOptionError, Range, declared_options
 from bots.registry import BUILTIN_BOTS, make_bot
 from game import Move, View
-from tests.yard_cli import yard_here
+from tests import SCALE
+from tests.yard_cli import YARD, yard_here
 
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 ROOT = Path(__file__).resolve().parents[2]
-YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
 
 
 def readme_bot() -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -22,10 +21,10 @@ from protocol import Ping, ProtocolError, StartMatch, decode
 from server.admin import AdminClient
 from server.app import MatchServer
 from server.core import ServerConfig
+from tests import SCALE
 from tests.yard_cli import yard_here
 from tournament.processes import Child, start_bot, start_server, yard_argv
 
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 RULE_ENDINGS = {Termination.CAUGHT, Termination.SURVIVED, Termination.CORNERED,
                 Termination.DETECTIVES_STUCK}
 

@@ -14,12 +14,11 @@ from pathlib import Path
 
 from db.store import Database
 from game import Termination
-from tests.yard_cli import yard_here
+from tests import SCALE
+from tests.yard_cli import YARD, yard_here
 from tournament.engines import Engine, EngineError, join_engine_args, parse_engine
 
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
 RULE_ENDINGS = {Termination.CAUGHT, Termination.SURVIVED, Termination.CORNERED,
                 Termination.DETECTIVES_STUCK}
 

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 
 from db.store import Database
+from tests import SCALE
 from tournament.processes import Child, start_bot, start_server, yard_argv
-
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 
 
 async def _match(url: str, mrx: str, detectives: str, seed: int) -> dict[str, object]:

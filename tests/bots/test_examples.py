@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,8 +13,8 @@ from protocol import StartMatch, encode
 from server.admin import AdminClient
 from server.app import MatchServer
 from server.core import ServerConfig, board_message
+from tests import SCALE
 
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 

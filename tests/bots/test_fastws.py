@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import random
 import re
 from collections.abc import AsyncIterator, Sequence
@@ -32,8 +31,8 @@ from protocol import StartMatch
 from server.admin import AdminClient
 from server.app import MatchServer
 from server.core import ServerConfig
+from tests import SCALE
 
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 WAIT = 10 * SCALE
 
 TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA

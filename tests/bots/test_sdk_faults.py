@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -24,10 +23,10 @@ from ratings.outcomes import from_results
 from server.admin import AdminClient
 from server.app import MatchServer
 from server.core import ServerConfig
+from tests import SCALE
 from tests.yard_cli import yard_here
 from tournament.processes import Child, yard_argv
 
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 RULE_ENDINGS = {Termination.CAUGHT, Termination.SURVIVED, Termination.CORNERED,
                 Termination.DETECTIVES_STUCK}
 MOVE_S = 10.0

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import random
 
-from game import Move, State, Ticket, from_text, load_ruleset, new_game
+from game import Move, Ticket, from_text, load_ruleset, new_game
 from game.belief import after_mrx_move, initial_belief, step
-
-
-def play(state: State, *moves: str) -> State:
-    for text in moves:
-        state = state.apply(Move.parse(text))
-    return state
+from tests.game.moves import play
 
 
 def test_initial_belief_is_start_cards_minus_detectives() -> None:

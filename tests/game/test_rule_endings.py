@@ -22,13 +22,8 @@ from game import (
     new_game,
 )
 from game.rules import BUILTIN
+from tests.game.moves import play
 from tournament.schedule import make_schedule
-
-
-def play(state: State, *moves: str) -> State:
-    for text in moves:
-        state = state.apply(Move.parse(text))
-    return state
 
 
 def ending(state: State) -> tuple[Winner | None, Termination] | None:

@@ -18,16 +18,11 @@ from game import (
     load_ruleset,
     new_game,
 )
+from tests.game.moves import play
 
 
 def legal(state: State) -> set[str]:
     return {str(m) for m in state.legal_moves()}
-
-
-def play(state: State, *moves: str) -> State:
-    for text in moves:
-        state = state.apply(Move.parse(text))
-    return state
 
 
 # ---------------------------------------------------------------- turn order

@@ -5,16 +5,11 @@ from __future__ import annotations
 import gc
 from dataclasses import fields
 
-from game import DetectiveView, Move, MrXView, State, from_text, new_game, state_from_view
+from game import DetectiveView, MrXView, State, from_text, new_game, state_from_view
 from game.views import rules_from_definition, view_from_dict
+from tests.game.moves import play
 
 START = "rules=classic turn=mrx mrx=104:4.3.3.5.2 det=117:10.8.4,1:10.8.4"
-
-
-def play(state: State, *moves: str) -> State:
-    for text in moves:
-        state = state.apply(Move.parse(text))
-    return state
 
 
 def test_detective_view_has_no_mrx_field() -> None:

@@ -17,9 +17,7 @@ games, which a chance predictor reaches with probability about 1e-5.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,11 +26,11 @@ import pytest
 from db.store import Database
 from game import from_text, new_game
 from server.transcript import regenerate
+from tests import SCALE
 from tests.host.web_helpers import get_json, running_server
+from tests.yard_cli import YARD
 from tournament.schedule import pair_seed
 
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
-YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
 BOTS = "random,greedy"
 PAIRS = 6
 

@@ -21,7 +21,8 @@ from protocol import StartMatch, TimeControl
 from server.admin import AdminClient
 from server.hosted import HostedServer, HostedServerError, server_config
 from server.run import ServerConfigError
-from tests.server.test_server import SCALE, Raw, start_bots
+from tests import SCALE
+from tests.server.test_server import Raw, start_bots
 
 
 def _hosted(tmp_path: Path) -> HostedServer:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import urllib.request
 from collections import defaultdict
@@ -18,9 +17,9 @@ import sqlalchemy as sa
 
 from db.models import GameRow
 from db.store import Database
+from tests import SCALE
 from tournament.processes import Child, start_bot, start_server
 
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 DATA = Path(__file__).parents[1] / "data"
 GAMES = 60  # stored ladder games before the server is stopped
 MAX_GAMES = 2  # each bot's hello.max_games

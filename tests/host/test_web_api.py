@@ -45,11 +45,6 @@ def yard(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([YARD, *args], env=env, capture_output=True, text=True, timeout=120)
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
-    return seed_database(tmp_path_factory.mktemp("web") / "yard.db")
-
-
 async def test_leaderboard_and_matrix_match_the_cli(seeded: Seeded) -> None:
     async with running_server(seeded.url) as (_, _app, base):
         for args, query in [((), ""), (("--rules", "grid5"), "?rules=grid5"),

@@ -9,7 +9,6 @@ browser and the server are the group's: :mod:`browser_helpers`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,8 +21,6 @@ from tests.host.browser_helpers import (
     load,
     run,
     severe_logs,
-    shared_browser,
-    shared_site,
     shoot,
     wait_for,
 )
@@ -34,16 +31,6 @@ pytestmark = pytest.mark.xdist_group("browser")
 MIN_LABEL_PX = 11.0
 FINGER_PX = 16.0
 """Half of the smallest hit area a finger needs (32 px across)."""
-
-
-@pytest.fixture(scope="module")
-def driver(request: pytest.FixtureRequest) -> Iterator[Any]:
-    yield from shared_browser(request)
-
-
-@pytest.fixture(scope="module")
-def site(request: pytest.FixtureRequest) -> Site:
-    return shared_site(request)
 
 
 #: The board on the page once laid out (its ``data-scale`` set): its scale, the on-screen

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +29,6 @@ from tests.host.browser_helpers import (
     record_websockets,
     run,
     severe_logs,
-    shared_browser,
-    shared_site,
     shoot,
     stop_recording,
     wait_for,
@@ -42,16 +39,6 @@ SLOW_BOT = Path(__file__).resolve().parents[1] / "data" / "slow_bot.py"
 
 # The browser test modules share one headless Chromium: one worker runs them all.
 pytestmark = pytest.mark.xdist_group("browser")
-
-
-@pytest.fixture(scope="module")
-def driver(request: pytest.FixtureRequest) -> Iterator[Any]:
-    yield from shared_browser(request)
-
-
-@pytest.fixture(scope="module")
-def site(request: pytest.FixtureRequest) -> Site:
-    return shared_site(request)
 
 
 async def open_page(driver: Any, url: str) -> None:

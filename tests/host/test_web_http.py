@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, serve
 
 from db.store import Database
@@ -27,20 +26,18 @@ from server.web.listings import MAX_OFFSET
 from tests.host.web_helpers import (
     TEAM,
     Seeded,
-    add_team_tournament,
     get,
     get_json,
+    hello,
+    play_turns,
     running_server,
-    seed_database,
 )
 
 GRID5_REVEALS = {3, 6, 9, 12, 15}
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Seeded, str]:
-    seeded = seed_database(tmp_path_factory.mktemp("http") / "yard.db")
-    return seeded, add_team_tournament(seeded.url)
+# Every test runs on the seeded database with the team tournament added.
+pytestmark = pytest.mark.usefixtures("team_tid")
 
 
 def _raw(base: str, request: bytes) -> bytes:
@@ -55,13 +52,13 @@ def _raw(base: str, request: bytes) -> bytes:
 
 
 async def test_integer_parameters_are_bounded_with_a_400(
-        seeded: tuple[Seeded, str], caplog: pytest.LogCaptureFixture) -> None:
+        seeded: Seeded, caplog: pytest.LogCaptureFixture) -> None:
     """Item 18: every integer query parameter is checked against its bounds before any
     query: a number too large for the database (it answered 500 with a traceback), a
     negative one, and forms Python's int() takes but a URL should not (``1_0``, ``+5``,
     non-ASCII digits) are a 400 ``bad_request`` that says what is allowed."""
     caplog.set_level(logging.WARNING)
-    async with running_server(seeded[0].url) as (_, _app, base):
+    async with running_server(seeded.url) as (_, _app, base):
         for bad in ("offset=99999999999999999999999", f"offset={MAX_OFFSET + 1}",
                     "offset=-1", "offset=1_0", "offset=%2B5", "offset=%D9%A3",
                     "offset=1e3", "offset=0x10", "limit=99999999999999999999999",
@@ -82,10 +79,10 @@ async def test_integer_parameters_are_bounded_with_a_400(
     assert "Traceback" not in caplog.text
 
 
-async def test_head_answers_like_get_without_a_body(seeded: tuple[Seeded, str]) -> None:
+async def test_head_answers_like_get_without_a_body(seeded: Seeded) -> None:
     """Item 20: ``HEAD`` of a page, a static file or an API endpoint answers as ``GET``
     does (status, type, length), without the body (it answered 405)."""
-    async with running_server(seeded[0].url) as (_, _app, base):
+    async with running_server(seeded.url) as (_, _app, base):
         for path in ("/", "/static/app.js", "/api/games?limit=2", "/api/nothing",
                      "/api/games?offset=-1"):
             got = await asyncio.to_thread(get, base.rstrip("/") + path)
@@ -102,12 +99,12 @@ async def test_head_answers_like_get_without_a_body(seeded: tuple[Seeded, str]) 
 
 
 async def test_over_long_requests_are_refused_in_http_terms(
-        seeded: tuple[Seeded, str], tmp_path: Path) -> None:
+        seeded: Seeded, tmp_path: Path) -> None:
     """Item 20: a request line over websockets' limit (8192 bytes) is a 414 that talks
     about the address (it said "Failed to open a WebSocket connection"), and too many
     header lines a 431 in the same terms, on the match server's port and on ``yard web``'s
     connection class alike."""
-    async with running_server(seeded[0].url) as (_, _app, base):
+    async with running_server(seeded.url) as (_, _app, base):
         long_line = b"GET /api/games?player=" + b"x" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"
         raw = await asyncio.to_thread(_raw, base, long_line)
         assert raw.startswith(b"HTTP/1.1 414 "), raw[:200]
@@ -122,7 +119,7 @@ async def test_over_long_requests_are_refused_in_http_terms(
         raw = await asyncio.to_thread(_raw, base, bad)
         assert raw.startswith(b"HTTP/1.1 4") and b"WebSocket" in raw
     # `yard web` serves with HttpConnection (server/run.py): the same words.
-    app = WebApp(seeded[0].url, websockets=False)
+    app = WebApp(seeded.url, websockets=False)
     try:
         async with serve(_never, "127.0.0.1", 0, process_request=app.process_request,
                          create_connection=HttpConnection) as pages:
@@ -137,12 +134,12 @@ async def _never(ws: ServerConnection) -> None:  # every request above is plain 
     await ws.close()
 
 
-async def test_a_team_player_finds_its_games(seeded: tuple[Seeded, str]) -> None:
+async def test_a_team_player_finds_its_games(seeded: Seeded, team_tid: str) -> None:
     """Item 14: the leaderboard names a tournament's player (``random/greedy``: Mister X
     ``random``, detectives ``greedy``); the games list filtered by that name lists its
     games (it listed none: games name the bots that played), and each game names the
     players of both sides (``entrants``) next to the bots."""
-    data, tid = seeded
+    data, tid = seeded, team_tid
     async with running_server(data.url) as (_, _app, base):
         _, board = await get_json(f"{base}api/leaderboard?tournament={tid}")
         [section] = board["rulesets"]
@@ -161,39 +158,6 @@ async def test_a_team_player_finds_its_games(seeded: tuple[Seeded, str]) -> None
         assert classic["games"][0]["entrants"] == {"mrx": "random", "detectives": "random"}
 
 
-async def _hello(url: str, name: str, role: str = "bot") -> ClientConnection:
-    ws = await connect(url)
-    await ws.send(json.dumps({"type": "hello", "protocol": 1, "name": name, "role": role}))
-    assert json.loads(await ws.recv())["type"] == "welcome"
-    return ws
-
-
-async def play_turns(game: str, mrx: ClientConnection, detectives: ClientConnection,
-                     turns: int) -> None:
-    """Answer the next ``turns`` turns of ``game``: Mister X with his first legal move,
-    the detectives with their last (with seed 11 on grid5 the game outlasts 8 Mister X
-    moves, as in the browser's live test)."""
-    pending = {asyncio.ensure_future(ws.recv()): ws for ws in (mrx, detectives)}
-    played = 0
-    try:
-        while played < turns:
-            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                ws = pending.pop(task)
-                msg = json.loads(task.result())
-                assert msg["type"] != "game_over", msg
-                if msg["type"] == "your_turn" and msg["game"] == game and played < turns:
-                    move = msg["legal"][0 if ws is mrx else -1]
-                    await ws.send(json.dumps({"type": "move", "game": game,
-                                              "turn": msg["turn"], "move": move}))
-                    played += 1
-                pending[asyncio.ensure_future(ws.recv())] = ws
-    finally:
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-
-
 async def test_live_snapshot_has_the_public_moves_so_far(tmp_path: Path) -> None:
     """Item 19: ``/api/live/ID`` holds every move so far (``moves``) exactly as a
     spectator watching from the start got them in ``update`` messages, so a page opened
@@ -203,8 +167,8 @@ async def test_live_snapshot_has_the_public_moves_so_far(tmp_path: Path) -> None
     Database.connect(url).close()
     async with running_server(url) as (served, _app, base):
         ws_url = base.replace("http://", "ws://").rstrip("/")
-        x, d = await _hello(ws_url, "x"), await _hello(ws_url, "d")
-        watcher = await _hello(ws_url, "watcher", "spectator")
+        x, d = await hello(ws_url, "x"), await hello(ws_url, "d")
+        watcher = await hello(ws_url, "watcher", "spectator")
         try:
             async with AdminClient(ws_url, served.admin_token) as admin:
                 game = await admin.start_match(StartMatch(

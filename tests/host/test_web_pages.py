@@ -6,16 +6,13 @@ Selenium (as tests/host/test_web_browser.py), a real match server, a real SQLite
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
 
 from db.store import Database
 from protocol import StartMatch, TimeControl
@@ -30,24 +27,19 @@ from tests.host.browser_helpers import (
     load,
     run,
     severe_logs,
-    shared_browser,
-    shared_site,
     wait_for,
 )
-from tests.host.web_helpers import CLASSIC_GAME, TEAM, XSS, get_json, running_server
+from tests.host.web_helpers import (
+    CLASSIC_GAME,
+    TEAM,
+    XSS,
+    get_json,
+    hello,
+    play_turns,
+    running_server,
+)
 
 pytestmark = pytest.mark.xdist_group("browser")
-
-
-@pytest.fixture(scope="module")
-def driver(request: pytest.FixtureRequest) -> Iterator[Any]:
-    yield from shared_browser(request)
-
-
-@pytest.fixture(scope="module")
-def site(request: pytest.FixtureRequest) -> Site:
-    """The web tests' database plus a tournament of the team player :data:`TEAM`."""
-    return shared_site(request)
 
 
 def failed_fetches(logs: list[str]) -> list[tuple[str, int]]:
@@ -344,24 +336,15 @@ async def test_empty_states_say_what_was_filtered(driver: Any,
     assert not await run(severe_logs, driver)
 
 
-async def _hello(url: str, name: str) -> ClientConnection:
-    ws = await connect(url)
-    await ws.send(json.dumps({"type": "hello", "protocol": 1, "name": name, "role": "bot"}))
-    assert json.loads(await ws.recv())["type"] == "welcome"
-    return ws
-
-
 async def test_live_page_shows_the_moves_from_move_1(driver: Any, tmp_path: Path) -> None:
     """Item 19: the live page opened mid-game lists every move from turn 1 (it began at
     the turn it was opened at), Mister X's as tickets with stations on reveal moves only,
     then each new move as it is played."""
-    from tests.host.test_web_http import play_turns
-
     url = f"sqlite:///{tmp_path / 'live.db'}"
     Database.connect(url).close()
     async with running_server(url) as (served, _app, base):
         ws_url = base.replace("http://", "ws://").rstrip("/")
-        x, d = await _hello(ws_url, "x"), await _hello(ws_url, "d")
+        x, d = await hello(ws_url, "x"), await hello(ws_url, "d")
         try:
             async with AdminClient(ws_url, served.admin_token) as admin:
                 game = await admin.start_match(StartMatch(

@@ -6,13 +6,11 @@ tests/host/test_web_browser.py), a real match server, a real SQLite file."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
 
 from db.store import Database
 from protocol import StartMatch, TimeControl
@@ -26,25 +24,13 @@ from tests.host.browser_helpers import (
     js,
     load,
     run,
-    shared_browser,
-    shared_site,
     shoot,
     wait_for,
 )
 from tests.host.test_web_pages import visit_routes
-from tests.host.web_helpers import CLASSIC_GAME, running_server
+from tests.host.web_helpers import CLASSIC_GAME, hello, play_turns, running_server
 
 pytestmark = pytest.mark.xdist_group("browser")
-
-
-@pytest.fixture(scope="module")
-def driver(request: pytest.FixtureRequest) -> Iterator[Any]:
-    yield from shared_browser(request)
-
-
-@pytest.fixture(scope="module")
-def site(request: pytest.FixtureRequest) -> Site:
-    return shared_site(request)
 
 
 @pytest.fixture
@@ -89,23 +75,14 @@ async def test_replay_controls_stay_in_view_on_a_phone(phone: Any, site: Site) -
                    .get_attribute("data-frame") == "9", "stepped from the stuck controls")
 
 
-async def _hello(url: str, name: str) -> ClientConnection:
-    ws = await connect(url)
-    await ws.send(json.dumps({"type": "hello", "protocol": 1, "name": name, "role": "bot"}))
-    assert json.loads(await ws.recv())["type"] == "welcome"
-    return ws
-
-
 async def test_live_game_fits_a_phone(phone: Any, tmp_path: Path) -> None:
     """A running game's page at 390x844: the board, the tickets panel (grid5 counts none),
     no sideways scroll."""
-    from tests.host.test_web_http import play_turns
-
     url = f"sqlite:///{tmp_path / 'live.db'}"
     Database.connect(url).close()
     async with running_server(url) as (served, _app, base):
         ws_url = base.replace("http://", "ws://").rstrip("/")
-        x, d = await _hello(ws_url, "x"), await _hello(ws_url, "d")
+        x, d = await hello(ws_url, "x"), await hello(ws_url, "d")
         try:
             async with AdminClient(ws_url, served.admin_token) as admin:
                 game = await admin.start_match(StartMatch(

@@ -32,15 +32,13 @@ from tests.host.browser_helpers import (
     PHONE,
     WAIT_S,
     assert_fits,
-    record_websockets,
     severe_logs,
-    shared_browser,
     shoot,
-    stop_recording,
 )
 from tournament.processes import yard_argv
 
 pytestmark = pytest.mark.xdist_group("browser")
+RECORD_WEBSOCKETS = True  # the `driver` fixture records every websocket frame
 
 #: The Play page's state: null while nothing is to be done (the bot thinks, a move is
 #: on its way, the same turn as ``arguments[0]``), else the turn with its legal stations,
@@ -165,16 +163,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             proc.kill()
             proc.wait()
         log.close()
-
-
-@pytest.fixture(scope="module")
-def driver(request: pytest.FixtureRequest) -> Iterator[Any]:
-    for chrome in shared_browser(request):
-        recording = record_websockets(chrome)
-        try:
-            yield chrome
-        finally:
-            stop_recording(chrome, recording)
 
 
 def wait(driver: Any, check: Callable[[Any], Any], what: str) -> Any:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from websockets.asyncio.client import ClientConnection, connect
+
 from bots.arena import play_game
 from bots.registry import make_bot
 from db.build import record_from_moves
@@ -160,3 +162,37 @@ async def get_json(url: str, *, ready: bool = False) -> tuple[int, Any]:
         if not (ready and status == 503) or asyncio.get_running_loop().time() > deadline:
             return status, json.loads(body)
         await asyncio.sleep(0.2)  # what Retry-After asks for: the answer is being computed
+
+
+async def hello(url: str, name: str, role: str = "bot") -> ClientConnection:
+    """A websocket connection to the match server at ``url``, welcomed as ``name``."""
+    ws = await connect(url)
+    await ws.send(json.dumps({"type": "hello", "protocol": 1, "name": name, "role": role}))
+    assert json.loads(await ws.recv())["type"] == "welcome"
+    return ws
+
+
+async def play_turns(game: str, mrx: ClientConnection, detectives: ClientConnection,
+                     turns: int) -> None:
+    """Answer the next ``turns`` turns of ``game``: Mister X with his first legal move,
+    the detectives with their last (with seed 11 on grid5 the game outlasts 8 Mister X
+    moves, as in the browser's live test)."""
+    pending = {asyncio.ensure_future(ws.recv()): ws for ws in (mrx, detectives)}
+    played = 0
+    try:
+        while played < turns:
+            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                ws = pending.pop(task)
+                msg = json.loads(task.result())
+                assert msg["type"] != "game_over", msg
+                if msg["type"] == "your_turn" and msg["game"] == game and played < turns:
+                    move = msg["legal"][0 if ws is mrx else -1]
+                    await ws.send(json.dumps({"type": "move", "game": game,
+                                              "turn": msg["turn"], "move": move}))
+                    played += 1
+                pending[asyncio.ensure_future(ws.recv())] = ws
+    finally:
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)

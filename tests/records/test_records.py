@@ -32,10 +32,10 @@ from server.admin import AdminClient
 from server.app import MatchServer
 from server.core import ServerConfig
 from server.transcript import transcripts
+from tests import SCALE
 from tests.yard_cli import yard_here
 
 YARD = str(Path(sys.executable).with_name("yard"))
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 
 # A small custom map: a ring of 8 stations by taxi with a bus chord and a ferry.
 CUSTOM_MAP = {

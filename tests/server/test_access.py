@@ -36,10 +36,8 @@ from server.admin import AdminClient, AdminError
 from server.app import MatchServer
 from server.auth import AdminTokenError, check_origin, client_admin_token, origin_allowed
 from server.core import AccountStatus, Authenticate, ServerConfig
-from tests.yard_cli import yard_here
-
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
-YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
+from tests import BACKENDS, SCALE
+from tests.yard_cli import YARD, yard_here
 
 
 @asynccontextmanager
@@ -262,18 +260,11 @@ def test_client_admin_token_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 # ------------------------------------------------------------------ accounts
 
 
-POSTGRES_URL = os.environ.get("YARD_TEST_POSTGRES_URL")
-
-
-@pytest.fixture(params=["sqlite", *(["postgresql"] if POSTGRES_URL else [])])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    """A fresh database: a SQLite file, and a PostgreSQL schema when YARD_TEST_POSTGRES_URL
-    is set (tests/db/test_db_postgres.py)."""
-    url = (f"sqlite:///{tmp_path / 'accounts.db'}" if request.param == "sqlite"
-           else request.getfixturevalue("pg_url"))
-    store = Database.connect(url)
-    yield store
-    store.close()
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """The account tests run on a SQLite file, and on a PostgreSQL schema when
+    YARD_TEST_POSTGRES_URL is set (tests/db/test_db_postgres.py)."""
+    if "db" in metafunc.fixturenames:
+        metafunc.parametrize("db", BACKENDS, indirect=True)
 
 
 async def test_account_names_need_their_tokens_also_to_resume_and_not_once_revoked(

@@ -258,13 +258,7 @@ def _frame_starts(script: bytes) -> list[int]:
     return starts
 
 
-@pytest.fixture
-async def server() -> Any:
-    srv = MatchServer(ServerConfig(max_size=MAX_SIZE, max_violations=1000), sink=None,
-                      port=0)
-    await srv.start()
-    yield srv
-    await srv.stop()
+SERVER_CONFIG = ServerConfig(max_size=MAX_SIZE, max_violations=1000)
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))

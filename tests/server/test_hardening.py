@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +26,8 @@ from protocol.messages import Policy
 from server.admin import AdminClient, AdminError
 from server.app import MatchServer
 from server.core import ServerConfig
+from tests import SCALE
 
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -78,13 +77,6 @@ class Client:
                     await self.ws.recv()
         rcvd = info.value.rcvd
         return (rcvd.code, rcvd.reason) if rcvd is not None else (None, "")
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
-    yield database
-    database.close()
 
 
 async def running(config: ServerConfig, sink: Database | None = None) -> MatchServer:

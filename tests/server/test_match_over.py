@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -25,10 +24,9 @@ from db.store import Database
 from protocol import ErrorCode
 from server.app import MatchServer
 from server.core import ServerConfig
+from tests import SCALE
 from tournament.runner import TournamentRunner
 from tournament.spec import TournamentRunError, TournamentSpec, create
-
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 
 
 class GatedStore:
@@ -52,11 +50,6 @@ class GatedStore:
         self.db.save_games(records)
         with self._lock:
             self.committed += len(records)
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Database:
-    return Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +20,8 @@ from server.admin import AdminClient, AdminError
 from server.app import MatchServer
 from server.core import ServerConfig
 from server.transcript import transcripts
+from tests import SCALE
 
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 RULE_ENDINGS = {Termination.CAUGHT, Termination.SURVIVED, Termination.CORNERED,
                 Termination.DETECTIVES_STUCK}
 
@@ -52,21 +50,6 @@ class Raw:
                 msg: dict[str, Any] = json.loads(await self.ws.recv())
                 if msg["type"] == kind:
                     return msg
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = Database.connect(f"sqlite:///{tmp_path / 'yard.db'}")
-    yield database
-    database.close()
-
-
-@pytest.fixture
-async def server(db: Database) -> AsyncIterator[MatchServer]:
-    srv = MatchServer(ServerConfig(grace_s=1.0 * SCALE), db, port=0)
-    await srv.start()
-    yield srv
-    await srv.stop()
 
 
 async def start_bots(url: str, *names: str) -> list[asyncio.Task[int]]:

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +30,8 @@ from server.admin import AdminClient
 from server.app import MatchServer
 from server.core import ServerConfig
 from server.transcript import TranscriptError, regenerate, transcripts
+from tests import SCALE
 
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 MAX_RECORD_BYTES = 8 * 1024
 YARD = str(Path(sys.executable).with_name("yard"))
 
@@ -41,19 +40,13 @@ def yard(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([YARD, *args], capture_output=True, text=True, timeout=120)
 
 
+SERVER_CONFIG = ServerConfig(grace_s=10.0 * SCALE)
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
+    """The SQLite file of the ``db`` fixture, which the ``server`` fixture stores into."""
     return tmp_path / "yard.db"
-
-
-@pytest.fixture
-async def server(db_path: Path) -> AsyncIterator[MatchServer]:
-    database = Database.connect(f"sqlite:///{db_path}")
-    srv = MatchServer(ServerConfig(grace_s=10.0 * SCALE), database, port=0)
-    await srv.start()
-    yield srv
-    await srv.stop()
-    database.close()
 
 
 Action = Callable[[dict[str, Any], int], list[dict[str, Any]] | str]

@@ -4,21 +4,19 @@ bot that does not resume, misses the deadline or chokes on unknown fields."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from tests import SCALE
 from tests.bots.test_sdk_faults import write_bots
-from tests.yard_cli import yard_here
+from tests.yard_cli import YARD, yard_here
 from tournament.botcheck import EXTRA_KEY, Mode, Observer
 
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 RAW_BOT = Path(__file__).resolve().parents[1] / "data" / "raw_bot.py"
-YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
 RULESETS = ["classic", "bristol", "dash", "warwick", "grid5"]
 
 

@@ -14,7 +14,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -28,7 +27,7 @@ from db.models import GameRow, ScheduledGameRow
 from db.store import Database
 from game import Outcome, Termination
 from ratings.sprt import Decision, SprtSpec
-from tests.yard_cli import yard_here
+from tests.yard_cli import YARD, yard_here
 from tournament.cluster import ClaimingRunner, ClusterRun
 from tournament.engines import parse_engine
 from tournament.players import resolve_players
@@ -39,7 +38,6 @@ from tournament.sprt import SprtMonitor, sprt_state, stored_sprt_state
 POSTGRES_URL = os.environ.get("YARD_TEST_POSTGRES_URL")
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 SLOW_BOT = Path(__file__).parents[1] / "data" / "slow_bot.py"
-YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
 
 # One worker runs these tests one after another on one Ray instance (conftest.RAY_GROUPS);
 # `--cluster auto` below is always given its instance's address (RAY_ADDRESS).

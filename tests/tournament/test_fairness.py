@@ -8,10 +8,8 @@ import asyncio
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,8 @@ from db.store import Database
 from protocol.tokens import new_token
 from server.admin import AdminClient
 from server.hosted import HostedServer, server_config
+from tests import SCALE
+from tests.yard_cli import YARD
 from tournament.pool import (
     BotLaunch,
     BotPool,
@@ -30,8 +30,6 @@ from tournament.pool import (
 from tournament.processes import ProcessError
 from tournament.report import tournament_report
 
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
-YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
 SEARCH_S = 0.05  # alphabeta's time per move in these tests
 
 
@@ -196,22 +194,6 @@ class Sleeper(Bot):
 
 run(Sleeper)
 """
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """A `yard serve` process; yields (ws url, db url)."""
-    url = f"sqlite:///{tmp_path / 's.db'}"
-    proc = subprocess.Popen([*YARD, "serve", "--port", "0", "--db", url],
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.startswith("listening on"), line
-    try:
-        yield line.split()[-1], url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
 
 
 def test_a_custom_bot_reports_effort_through_the_sdk_and_plays_without_a_pool(

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 import socket
 import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,12 +17,10 @@ from bots.spec import parse_spec
 from db.store import Database
 from game import Move, Outcome, Termination, Winner, from_text
 from ratings.outcomes import from_results
-from tests.yard_cli import yard_here
+from tests import SCALE
+from tests.yard_cli import YARD, yard_here
 from tournament import processes
 from tournament.engines import spec_engine, start_engine
-
-SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
-YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
 
 
 def yard(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -149,20 +144,7 @@ async def test_a_child_that_cannot_start_reports_the_end_of_its_log(tmp_path: Pa
     assert "bot 'mcts' has no option 'nonsense'" in log.read_text()
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """A `yard serve` process with a short disconnect grace; yields (ws url, db url)."""
-    url = db_url(tmp_path)
-    proc = subprocess.Popen([*YARD, "serve", "--port", "0", "--db", url, "--grace", "0.5"],
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.startswith("listening on"), line
-    try:
-        yield line.split()[-1], url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+SERVE_ARGS = ["--grace", "0.5"]  # the `server` fixture's: a short disconnect grace
 
 
 def start_bot(args: list[str]) -> subprocess.Popen[str]:
