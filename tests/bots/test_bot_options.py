@@ -180,7 +180,7 @@ class _Plain(Bot):
         greed: from the class docstring
     """
 
-    def __init__(self, greed: float = 1.0,  # type: ignore[no-untyped-def]
+    def __init__(self, greed: float = 1.0,
                  depth: Annotated[int, "plies", Range(ge=1, le=4)] = 2,
                  mode: Literal["a", "b"] = "a", limit: int | None = None,
                  label=None, count=3) -> None:  # unannotated: typed by their defaults

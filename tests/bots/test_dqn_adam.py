@@ -26,7 +26,7 @@ def _train(net: nn.Module, opt: Adam | torch.optim.Adam, seed: int, steps: int) 
         x, y = torch.randn(8, 6, generator=gen), torch.randn(8, 3, generator=gen)
         loss = nn.functional.smooth_l1_loss(net(x), y)
         opt.zero_grad()
-        loss.backward()  # type: ignore[no-untyped-call]
+        loss.backward()
         nn.utils.clip_grad_norm_(net.parameters(), 1.0)
         opt.step()
 

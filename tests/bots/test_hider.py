@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Literal
 
 import pytest
 
@@ -104,7 +105,8 @@ def test_exact_survival_against_random_detectives() -> None:
 
 
 @pytest.mark.parametrize("model", ["chase", "mass", "random"])
-def test_does_not_reveal_himself_next_to_a_detective(model: str) -> None:
+def test_does_not_reveal_himself_next_to_a_detective(
+        model: Literal["chase", "mass", "random"]) -> None:
     # Move 3 is a reveal: 8 and 12 are next to a detective, 14 and 18 are not.
     state = from_text("rules=grid5 turn=mrx mrx=13 det=3,11 log=taxi:7,taxi:13")
     move = HiderBot(seed=1, model=model).choose(state.view(0), state.legal_moves())

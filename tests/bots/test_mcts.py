@@ -75,7 +75,8 @@ def test_respects_the_time_budget(name: str) -> None:
 
 
 @pytest.mark.parametrize("profile", ["baseline", "tuned"])
-def test_fixed_seed_and_iterations_reproduce_the_move(profile: str) -> None:
+def test_fixed_seed_and_iterations_reproduce_the_move(
+        profile: Literal["baseline", "tuned"]) -> None:
     state = random_position("classic", 9)
     view = state.view(state.to_move)
     moves = {str(MctsBot(seed=4, iterations=300, profile=profile).choose(view,
@@ -168,7 +169,7 @@ def test_lc_counts_hits_and_possibilities() -> None:
 
 def test_options_are_checked() -> None:
     with pytest.raises(BotOptionError, match="profile"):
-        MctsBot(profile="fast")
+        MctsBot(profile="fast")  # type: ignore[arg-type]
     with pytest.raises(BotOptionError, match="epsilon"):
         MctsBot(epsilon=2.0)
     bot = make_bot("mcts", 1, {"iterations": "50", "profile": "tuned", "r": "0.3"})

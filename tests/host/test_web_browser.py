@@ -259,9 +259,11 @@ async def _watch_live_game(driver: Any, url: str) -> None:
                     move = turn["legal"][0]
                     await mrx_bot.send(json.dumps({"type": "move", "game": game,
                                                    "turn": turn["turn"], "move": move}))
-                    await wait_for(driver, lambda d, n=seen_moves: d.find_elements(
-                        "css selector", f"#viewer[data-move-number='{n}']"),
-                                   f"move {seen_moves} shown")
+                    def shown(d: Any, n: int = seen_moves) -> Any:
+                        return d.find_elements("css selector",
+                                               f"#viewer[data-move-number='{n}']")
+
+                    await wait_for(driver, shown, f"move {seen_moves} shown")
                     state = await run(js, driver, """
                         return {mrx: document.querySelectorAll('.mrx, .path').length,
                                 log: [...document.querySelectorAll('#travel-log .st')]

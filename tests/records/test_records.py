@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,7 @@ async def play_on_server(db_path: Path) -> dict[str, str]:
                                    ScheduledGame(1, 0, "greedy", "random", 7)])
     server = MatchServer(ServerConfig(grace_s=1.0 * SCALE), store, port=0)
     await server.start()
-    clients = [BotClient(lambda n=n: make_bot(n), server.url, n) for n in ("random", "greedy")]
+    clients = [BotClient(partial(make_bot, n), server.url, n) for n in ("random", "greedy")]
     tasks = [asyncio.create_task(c.run()) for c in clients]
     games: dict[str, str] = {}
     try:
@@ -143,8 +144,8 @@ async def play_on_server(db_path: Path) -> dict[str, str]:
                 games[label] = await admin.start_match(request)
             for game in games.values():
                 await admin.result(game, 120 * SCALE)
-        for task in scripted:
-            task.cancel()
+        for script in scripted:
+            script.cancel()
     finally:
         for task in tasks:
             task.cancel()
@@ -157,7 +158,7 @@ def explicit_position_record() -> GameRecord:
     """An in-process game started from an explicit position (not a seed)."""
     start = from_text("rules=classic turn=d2 mrx=58:4.3.3.2.5 det=13:10.8.4,26:9.8.4 "
                       "log=taxi:46,bus:58")
-    state, moves = start, []
+    state, moves = start, list[tuple[int, Move]]()
     while state.outcome is None and len(moves) < 40:
         move = state.legal_moves()[len(moves) % len(state.legal_moves())]
         moves.append((state.to_move, move))

@@ -30,6 +30,7 @@ from bots.registry import make_bot
 from db.errors import DatabaseError
 from db.records import AccountInfo
 from db.store import Database
+from db.store.accounts import token_matches
 from protocol import StartMatch, TimeControl
 from server.accounts import AccountChecker
 from server.admin import AdminClient, AdminError
@@ -453,7 +454,7 @@ async def test_account_checks_run_off_the_loop_and_hash_a_token_once(
         db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     token = db.add_account("alice")
     hashed: list[str] = []
-    real = server.accounts.token_matches
+    real = token_matches
 
     def counting(given: str, stored: str) -> bool:
         hashed.append(given)

@@ -371,7 +371,10 @@ async def test_a_client_that_stops_reading_gets_everything_in_order_once_it_read
             peak, rounds = 0, 400
             for i in range(rounds):  # ~1.5 KiB per snapshot: ~600 KiB unread
                 fan.writer.write(frame({"type": "watch", "game": game}) + ping(i))
-                await until(lambda i=i: handled == 2 * i + 2)  # the server read both
+                def both_read(i: int = i) -> bool:
+                    return handled == 2 * i + 2
+
+                await until(both_read)  # the server read both
                 peak = max(peak, server.queued_bytes)
             fan.writer.write(END)
             got = await fan.frames()

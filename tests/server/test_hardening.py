@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +88,7 @@ async def running(config: ServerConfig, sink: Database | None = None) -> MatchSe
 
 async def start_bots(url: str, *names: str, token: str | None = None
                      ) -> list[asyncio.Task[int]]:
-    clients = [BotClient(lambda n=n: make_bot(n), url, n, token=token) for n in names]
+    clients = [BotClient(partial(make_bot, n), url, n, token=token) for n in names]
     tasks = [asyncio.create_task(c.run()) for c in clients]
     for client in clients:
         await asyncio.wait_for(client.connected.wait(), 10 * SCALE)

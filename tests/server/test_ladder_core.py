@@ -4,6 +4,7 @@ frames in, messages out, no sockets."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from protocol import (
     Error,
@@ -153,12 +154,12 @@ def test_play_refusals_say_why() -> None:
 
 def test_hellos_the_ladder_cannot_serve_are_refused() -> None:
     plain = Harness()
-    cases: list[dict[str, object]] = [{"ladder": ["grid5"]}, {"role": Role.HUMAN}]
+    cases: list[dict[str, Any]] = [{"ladder": ["grid5"]}, {"role": Role.HUMAN}]
     for fields in cases:
         conn = plain.hello("x", **fields)
         assert isinstance(plain.inbox[conn][0], Error)
     h = Harness(ladder=("grid5",))
-    refused: list[tuple[str, dict[str, object]]] = [
+    refused: list[tuple[str, dict[str, Any]]] = [
         ("a", {"ladder": ["classic"]}), ("b", {"ladder": ["grid5"], "max_games": 99}),
         ("human:x", {}), ("c", {"role": Role.SPECTATOR, "ladder": ["grid5"]})]
     for name, fields in refused:

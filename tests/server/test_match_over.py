@@ -8,6 +8,7 @@ import asyncio
 import json
 import threading
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,7 @@ async def bots(url: str, factories: dict[str, Callable[[], Bot]]
 
 
 def plain(*names: str) -> dict[str, Callable[[], Bot]]:
-    return {name: (lambda n=name: make_bot(n)) for name in names}
+    return {name: partial(make_bot, name) for name in names}
 
 
 async def admin_frames(server: MatchServer, starts: list[dict[str, Any]], until: int

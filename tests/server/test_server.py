@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from functools import partial
 from typing import Any
 
 import pytest
@@ -53,7 +54,7 @@ class Raw:
 
 
 async def start_bots(url: str, *names: str) -> list[asyncio.Task[int]]:
-    clients = [BotClient(lambda n=n: make_bot(n.split("-")[0]), url, n) for n in names]
+    clients = [BotClient(partial(make_bot, n.split("-")[0]), url, n) for n in names]
     tasks = [asyncio.create_task(c.run()) for c in clients]
     for client in clients:
         await asyncio.wait_for(client.connected.wait(), 10 * SCALE)

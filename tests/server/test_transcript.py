@@ -107,6 +107,7 @@ class Player:
                     await self.ws.close()
                     await self.open(resume=self.token)
                 elif action != "ignore":
+                    assert not isinstance(action, str), f"unknown action {action!r}"
                     for out in action:
                         await self.send(out)
 
@@ -251,8 +252,10 @@ def test_a_damaged_log_is_a_clear_error_not_a_crash() -> None:
     record = h.play_out([x, d], game, random.Random(3)).record
     assert record.log is not None
     assert regenerate(record).seats["mrx"] == h.game_messages(x, game)
-    for events in ([*record.log.events[:-1]], ["nonsense"], [{"dt": 1, "kind": "warp"}],
-                   [{"dt": 1, "kind": "attach", "h": 9}], [*record.log.events, "5 taxi:1"]):
+    damaged: list[list[Any]] = [
+        [*record.log.events[:-1]], ["nonsense"], [{"dt": 1, "kind": "warp"}],
+        [{"dt": 1, "kind": "attach", "h": 9}], [*record.log.events, "5 taxi:1"]]
+    for events in damaged:
         broken = dataclasses.replace(record, log=dataclasses.replace(record.log,
                                                                      events=events))
         with pytest.raises(TranscriptError, match=game):

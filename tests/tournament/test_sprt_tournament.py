@@ -15,8 +15,9 @@ from db.store import Database
 from game import Outcome, Termination, Winner
 from ratings.sprt import Decision, SprtSpec, llr
 from server.web.listings import sprt_state as web_sprt_state
-from tests.tournament.test_tournament import SCALE, YARD, _server_running, yard
-from tests.yard_cli import yard_here
+from tests import SCALE
+from tests.tournament.test_tournament import _server_running, yard
+from tests.yard_cli import YARD, yard_here
 from tournament.runner import TournamentRunner
 from tournament.spec import TournamentSpec, create
 from tournament.sprt import SprtMonitor, record_state, sprt_state, stored_sprt_state
