@@ -5,9 +5,6 @@ test_games_json_with_filters."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,22 +13,7 @@ from bots.arena import play_game
 from bots.registry import make_bot
 from db.build import record_from_moves
 from db.store import Database
-from tests.yard_cli import yard_here
-
-YARD = str(Path(sys.executable).with_name("yard"))
-
-
-def yard(*args: str, cwd: Path, env: dict[str, str] | None = None
-         ) -> subprocess.CompletedProcess[str]:
-    """``yard ARGS`` in this process (a ``yard`` process costs about a CPU second to start)."""
-    full_env = {k: v for k, v in os.environ.items() if k != "YARD_DB"} | (env or {})
-    return yard_here(*args, cwd=cwd, env=full_env)
-
-
-def yard_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if k != "YARD_DB"}
-    return subprocess.run([YARD, *args], cwd=cwd, env=full_env, capture_output=True,
-                          text=True, timeout=60)
+from tests.yard.commands import yard, yard_process
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ import os
 import random
 import struct
 import subprocess
-import sys
 import termios
 from collections import Counter
 from collections.abc import Callable
@@ -29,26 +28,12 @@ from db.records import ComputeRow
 from db.store import Database
 from game import Outcome, Termination, Winner
 from ratings.render import output_width
-from tests.yard_cli import yard_here
+from tests.yard.commands import yard, yard_process
 from tournament.compute import compute_summary
 from tournament.report import tournament_report
 from tournament.schedule import make_schedule, mrx_bot, team_members
 
-YARD = str(Path(sys.executable).with_name("yard"))
 BOTS = ["random", "greedy", "greedy+random"]
-
-
-def yard(*args: str, cwd: Path, env: dict[str, str] | None = None
-         ) -> subprocess.CompletedProcess[str]:
-    """``yard ARGS`` in this process (a ``yard`` process costs about a CPU second to start)."""
-    full_env = {k: v for k, v in os.environ.items() if k != "YARD_DB"} | (env or {})
-    return yard_here(*args, cwd=cwd, env=full_env)
-
-
-def yard_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if k != "YARD_DB"}
-    return subprocess.run([YARD, *args], cwd=cwd, env=full_env, capture_output=True,
-                          text=True, timeout=60)
 
 
 @pytest.fixture(scope="module")
