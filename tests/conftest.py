@@ -220,7 +220,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # The child inherits the locked file and holds the lock until it exits. It runs at
         # the tests' priority: at a lower one a loaded machine starved it until the tests
         # that wait for it (run last) sat idle at the end.
-        _warmup = subprocess.Popen([sys.executable, str(ROOT / "tests" / "numba_warmup.py")],
+        _warmup = subprocess.Popen([sys.executable, "-m", "tests.numba_warmup"],
                                    cwd=ROOT, pass_fds=(handle.fileno(),),
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     finally:
