@@ -4,7 +4,7 @@ The same paranoid alpha-beta as the reference search (``profile=reference``): th
 static evaluation and terminal scores (:mod:`bots.eval`), the same move ordering, ``width``
 cut and Mister X move filter, over the compact state of :mod:`bots.mcts.kernel`; with the
 transposition table off it visits the same nodes in the same order and returns the same
-values (``tests/test_alphabeta_kernel.py``). The public possible-location set, which the
+values (``tests/bots/test_alphabeta_kernel.py``). The public possible-location set, which the
 evaluation scores, travels along as one byte per station, updated by the steps of
 :mod:`game.belief`.
 

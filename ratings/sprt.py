@@ -168,7 +168,7 @@ class SprtSpec:
                 f"beta={self.beta:g}")
 
 
-def _counts(counts: Sequence[float] | FloatArray) -> FloatArray:
+def _counts(counts: Sequence[float] | Sequence[Sequence[float]] | FloatArray) -> FloatArray:
     array = np.asarray(counts, dtype=np.float64)
     if array.shape[-1:] != (5,):
         raise SprtError(f"pentanomial counts need 5 entries, got shape {array.shape}")
@@ -205,7 +205,8 @@ def _log_dual(freq: FloatArray, s: float) -> FloatArray:
     return result
 
 
-def llr_batch(counts: Sequence[float] | FloatArray, elo0: float, elo1: float) -> FloatArray:
+def llr_batch(counts: Sequence[float] | Sequence[Sequence[float]] | FloatArray, elo0: float,
+              elo1: float) -> FloatArray:
     """:func:`llr` for an array of pentanomial counts (shape ``(..., 5)``), vectorised."""
     array = _counts(counts)
     s0, s1 = logistic_score(elo0), logistic_score(elo1)

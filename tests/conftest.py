@@ -40,6 +40,8 @@ import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, settings
 
+from tests import BACKENDS
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # Tests never read or write the user's own yard state (the admin token file `yard serve`
@@ -77,10 +79,6 @@ def pg_url() -> Iterator[str]:
         with admin.begin() as conn:
             conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
         admin.dispose()
-
-
-#: The database backends a test parametrised with :func:`database_url` runs on.
-BACKENDS = ["sqlite", *(["postgresql"] if os.environ.get("YARD_TEST_POSTGRES_URL") else [])]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -145,8 +143,8 @@ def _run_order(item: pytest.Item) -> int:
     return len(LONG_GROUPS) + (item.path.name in KERNEL_USERS)
 
 
-#: The xdist group of the tests that start Ray (tests/test_cluster.py and
-#: tests/test_dqn_cluster.py): one worker runs them one after another, sharing one local
+#: The xdist group of the tests that start Ray (tests/tournament/test_cluster.py and
+#: tests/bots/test_dqn_cluster.py): one worker runs them one after another, sharing one local
 #: Ray instance (starting one costs about 5 CPU-s). A test that runs ``--cluster auto``
 #: names the instance with RAY_ADDRESS (``auto`` alone would connect to whichever Ray
 #: instance the machine started last).
@@ -222,7 +220,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # The child inherits the locked file and holds the lock until it exits. It runs at
         # the tests' priority: at a lower one a loaded machine starved it until the tests
         # that wait for it (run last) sat idle at the end.
-        _warmup = subprocess.Popen([sys.executable, str(ROOT / "tests" / "numba_warmup.py")],
+        _warmup = subprocess.Popen([sys.executable, "-m", "tests.numba_warmup"],
                                    cwd=ROOT, pass_fds=(handle.fileno(),),
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     finally:

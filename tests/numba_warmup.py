@@ -7,7 +7,9 @@ and then load the compiled code from the cache. On a fresh clone the cache is em
 compiling costs about a minute of CPU (65 CPU-s on 2 cores): without this, every test
 worker and every subprocess that got there first would compile it again at the same time.
 
-Run by hand: ``.venv/bin/python tests/numba_warmup.py``.
+Run by hand: ``.venv/bin/python -m tests.numba_warmup``. (As a module: run as a file, its
+folder would come first on ``sys.path`` and the test folders ``tests/bots``, ``tests/game``
+would stand in for the packages of those names.)
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def warm() -> None:
                 bot.choose(position.view(position.to_move), position.legal_moves())
             searcher = AlphaBetaBot(seed=1, depth=2, profile="kernel")
             searcher.choose(position.view(position.to_move), position.legal_moves())
-    # The kernel's entry points as tests/test_kernel.py calls them.
+    # The kernel's entry points as tests/bots/test_kernel.py calls them.
     for name in BUILTIN:
         rules = load_ruleset(name)
         tb = K.tables_for(rules)

@@ -20,6 +20,9 @@ from pathlib import Path
 
 from yard.cli import main
 
+YARD = [sys.executable, "-c", "import sys; from yard.cli import main; main(sys.argv[1:])"]
+"""``yard`` as a real process: the argument list that starts it with this Python."""
+
 
 @contextlib.contextmanager
 def _environment(env: Mapping[str, str] | None) -> Iterator[None]:

@@ -6,7 +6,7 @@ about 1.8 CPU-s: more than a short training run takes, paid again by every proce
 trains (``yard train``, each cluster actor, each ``yard reproduce`` worker). This one runs
 the same tensor operations in the same order, so its steps are bitwise those of
 ``torch.optim.Adam(params, lr)`` on the CPU, and checkpoints written with either load into
-the other (``tests/test_dqn_adam.py`` checks both).
+the other (``tests/bots/test_dqn_adam.py`` checks both).
 """
 
 from __future__ import annotations

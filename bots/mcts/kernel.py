@@ -1,7 +1,7 @@
 """The compiled playout kernel: Scotland Yard rules on a compact integer state (numba).
 
 This is the compiled twin of :mod:`game.state` for search. It must agree with the engine
-move for move (``tests/test_kernel.py`` plays thousands of random games through both).
+move for move (``tests/bots/test_kernel.py`` plays thousands of random games through both).
 
 Compact state: one flat ``int32`` array (see the ``ST_*`` offsets): seat to move, log
 length, outcome code, catching seat, number of detectives, then the stations of seats

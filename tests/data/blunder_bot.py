@@ -10,7 +10,7 @@ from game import MRX
 class Blunder(Bot):
     name = "blunder"
 
-    def choose(self, view, legal):  # type: ignore[no-untyped-def]
+    def choose(self, view, legal):
         ends = [m.destination for m in legal]
         targets = list(view.detectives) if view.to_move == MRX else sorted(view.possible)
         if not targets:

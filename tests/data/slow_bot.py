@@ -27,7 +27,7 @@ class Slow(Bot):
         self.hold = Path(hold) if hold else None
         self.think = think
 
-    def choose(self, view, legal):  # type: ignore[no-untyped-def]
+    def choose(self, view, legal):
         if self.hold is not None:
             deadline = time.monotonic() + HOLD_LIMIT_S
             while self.hold.exists() and time.monotonic() < deadline:

@@ -3,7 +3,7 @@ database yard.sqlite (run by make.sh with the yard of commit e5264b0).
 
 Usage: record.py YARD_EXECUTABLE FOLDER. Each entry: ``args`` (without ``--db``),
 ``kind`` (``json``: one JSON document; ``jsonl``: one per line; ``text``: lines) and the
-parsed ``output``. tests/test_old_database.py runs the same commands with today's yard.
+parsed ``output``. tests/db/test_old_database.py runs the same commands with today's yard.
 """
 
 from __future__ import annotations

@@ -1,0 +1,101 @@
+"""Every page on a phone (issue 26, "Phones"): at 390x844 no address of the router's
+route list (tests/host/test_web_pages.py) makes the page wider than the screen (tables scroll in
+boxes of their own, the menu wraps), the replay controls stay in view while the board is
+scrolled to, and a live game fits too. Headless Chromium via Selenium (as
+tests/host/test_web_browser.py), a real match server, a real SQLite file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from db.store import Database
+from protocol import StartMatch, TimeControl
+from server.admin import AdminClient
+from tests.host.browser_helpers import (
+    DESKTOP,
+    FIT,
+    PHONE,
+    Site,
+    assert_fits,
+    js,
+    load,
+    run,
+    shoot,
+    wait_for,
+)
+from tests.host.test_web_pages import visit_routes
+from tests.host.web_helpers import CLASSIC_GAME, hello, play_turns, running_server
+
+pytestmark = pytest.mark.xdist_group("browser")
+
+
+@pytest.fixture
+def phone(driver: Any) -> Iterator[Any]:
+    """The browser at 390x844 (the desktop size again afterwards)."""
+    driver.set_window_size(*PHONE)
+    try:
+        yield driver
+    finally:
+        driver.set_window_size(*DESKTOP)
+
+
+async def test_no_page_is_wider_than_a_phone(driver: Any, site: Site) -> None:
+    """Every route of :func:`test_web_pages.routes` at 390x844: no sideways page scroll,
+    no element past the right edge but inside a box that scrolls by itself. (The walk
+    over the routes is the route test's, :func:`test_web_pages.visit_routes`.)"""
+    for visit in (await visit_routes(driver, site)).visits:
+        assert visit.page["settled"], (visit.hash, visit.page["at"])
+        assert visit.board is None, visit.board
+        assert_fits(visit.fit, visit.hash)
+
+
+async def test_replay_controls_stay_in_view_on_a_phone(phone: Any, site: Site) -> None:
+    """Scrolled down to the board and to the panels under it, the replay controls are
+    still on screen (they stick to the top) and still work."""
+    base = site.base
+    await load(phone, base, f"#/games/{CLASSIC_GAME}?move=8&view=all")
+    await wait_for(phone, lambda d: d.execute_script(
+        "return document.querySelector('svg.board').getAttribute('data-scale')"), "board")
+    assert_fits(await run(js, phone, FIT), "replay")
+    await run(shoot, phone, "phone-replay")
+    for target in (".board-view", "#tickets", ".turns"):
+        box = await run(js, phone, """
+            document.querySelector(arguments[0]).scrollIntoView();
+            const next = document.getElementById('next').getBoundingClientRect();
+            return {top: next.top, bottom: next.bottom, height: window.innerHeight,
+                    scrolled: window.scrollY};""", target)
+        assert box["scrolled"] > 0, (target, box)
+        assert box["top"] >= 0 and box["bottom"] <= box["height"], (target, box)
+    await run(js, phone, "document.getElementById('next').click()")
+    await wait_for(phone, lambda d: d.find_element("id", "viewer")
+                   .get_attribute("data-frame") == "9", "stepped from the stuck controls")
+
+
+async def test_live_game_fits_a_phone(phone: Any, tmp_path: Path) -> None:
+    """A running game's page at 390x844: the board, the tickets panel (grid5 counts none),
+    no sideways scroll."""
+    url = f"sqlite:///{tmp_path / 'live.db'}"
+    Database.connect(url).close()
+    async with running_server(url) as (served, _app, base):
+        ws_url = base.replace("http://", "ws://").rstrip("/")
+        x, d = await hello(ws_url, "x"), await hello(ws_url, "d")
+        try:
+            async with AdminClient(ws_url, served.admin_token) as admin:
+                game = await admin.start_match(StartMatch(
+                    "grid5", "x", ["d"], 11, None, TimeControl(120.0, 0.0)))
+                await play_turns(game, x, d, 6)
+                await load(phone, base, f"#/live/{game}")
+                await wait_for(phone, lambda dr: dr.execute_script(
+                    "return document.querySelector('svg.board').getAttribute('data-scale')"),
+                               "board")
+                assert_fits(await run(js, phone, FIT), "live")
+                tickets = await run(js, phone, "return document.getElementById('tickets')"
+                                               ".textContent")
+                assert tickets == "Tickets are not counted in this ruleset."  # grid5
+        finally:
+            await x.close()
+            await d.close()

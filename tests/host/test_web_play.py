@@ -1,0 +1,523 @@
+"""The Play, Ladder and bot pages in a real browser (issue 26): a person plays whole games
+against a ladder bot by clicking on the board, as Mister X and as the detectives; the
+detectives' page never receives or shows Mister X's hidden station; a classic game takes a
+double move and a secret ticket through the ticket chooser; the ladder and a bot's page
+show what /api/ladder and /api/ladder/RULES/bots/NAME say.
+
+A real ``yard serve --ladder grid5,classic --house random`` process (the house bot connects
+by itself), headless Chromium via Selenium (as tests/host/test_web_browser.py). Every websocket
+frame the page receives is recorded by a wrapper around ``window.WebSocket`` installed
+before any page script runs (:func:`browser_helpers.record_websockets`). The browser is
+the group's (:mod:`browser_helpers`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.host.browser_helpers import (
+    DESKTOP,
+    FIT,
+    PHONE,
+    WAIT_S,
+    assert_fits,
+    severe_logs,
+    shoot,
+)
+from tournament.processes import yard_argv
+
+pytestmark = pytest.mark.xdist_group("browser")
+RECORD_WEBSOCKETS = True  # the `driver` fixture records every websocket frame
+
+#: The Play page's state: null while nothing is to be done (the bot thinks, a move is
+#: on its way, the same turn as ``arguments[0]``), else the turn with its legal stations,
+#: or ``over``.
+TURN = """
+const root = document.getElementById('play-view');
+if (!root) return null;
+if (root.getAttribute('data-state') === 'over') return {over: true};
+const turn = root.getAttribute('data-turn');
+const legal = [...document.querySelectorAll('.station.legal')]
+  .map(g => Number(g.getAttribute('data-station')));
+if (!turn || turn === arguments[0] || !legal.length) return null;
+return {over: false, turn, seat: root.getAttribute('data-seat'), legal,
+        moveNumber: Number(root.getAttribute('data-move-number'))};
+"""
+
+#: What the page shows of Mister X: his piece, his path, the travel log's stations.
+SHOWN = """
+return {pieces: document.querySelectorAll('#play-view .piece.mrx').length,
+        paths: document.querySelectorAll('#play-view polyline.path').length,
+        log: [...document.querySelectorAll('#travel-log .slot')].map(s => [
+          s.querySelector('.t').textContent, s.querySelector('.st').textContent]),
+        clock: document.getElementById('clock').textContent,
+        status: document.getElementById('play-status').textContent};
+"""
+
+
+#: On a phone-sized window: the legal stations well inside the board's box, once Mister
+#: X's piece is in it (null before).
+IN_VIEW = """
+if (window.innerWidth > 400) return null;
+const port = document.querySelector('.board-port').getBoundingClientRect();
+const inside = (el) => {
+  const b = el.getBoundingClientRect();
+  const x = b.left + b.width / 2, y = b.top + b.height / 2;
+  return x > port.left + 20 && x < port.right - 50 && y > port.top + 20 && y < port.bottom - 20;
+};
+const mrx = document.querySelector('#play-view .piece.mrx');
+if (!mrx || !inside(mrx)) return null;
+const legal = [...document.querySelectorAll('.station.legal')].filter(inside)
+  .map(g => Number(g.getAttribute('data-station')));
+return legal.length ? legal : null;
+"""
+
+
+#: Whether every station of the board is inside the board's box.
+ALL_IN_VIEW = """
+const port = document.querySelector('.board-port').getBoundingClientRect();
+return [...document.querySelectorAll('svg.board .station circle')].every(c => {
+  const b = c.getBoundingClientRect();
+  const x = b.left + b.width / 2, y = b.top + b.height / 2;
+  return x >= port.left && x <= port.right && y >= port.top && y <= port.bottom;
+});
+"""
+
+
+@dataclass
+class Served:
+    base: str
+    db: Path
+
+
+def _get(url: str) -> Any:
+    """GET a JSON answer; a 503 (busy while games are played, ratings being computed) is
+    asked again after its Retry-After."""
+    for _ in range(20):
+        try:
+            with urllib.request.urlopen(url, timeout=10) as reply:
+                return json.load(reply)
+        except urllib.error.HTTPError as exc:
+            if exc.code != 503:
+                raise
+            time.sleep(float(exc.headers.get("Retry-After") or 1))
+    raise AssertionError(f"{url} stayed busy")
+
+
+def _until(check: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
+    """Poll ``check`` (outside the browser) until it answers something truthy."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            found = check()
+        except OSError:
+            found = None
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """``yard serve --ladder grid5,classic --house random``: up, with random connected."""
+    folder = tmp_path_factory.mktemp("play")
+    ready = folder / "ready"
+    log = (folder / "server.log").open("wb")
+    proc = subprocess.Popen(
+        yard_argv("serve", "--port", "0", "--db", f"sqlite:///{folder / 'yard.db'}",
+                  "--ladder", "grid5,classic", "--house", "random", "--house-games", "4",
+                  "--ready-file", str(ready), "--admin-token-file", str(folder / "admin")),
+        stdout=log, stderr=subprocess.STDOUT,
+        env={**os.environ, "YARD_ADMIN_TOKEN": secrets.token_urlsafe(24)})
+    try:
+        def up() -> str | None:
+            assert proc.poll() is None, (folder / "server.log").read_text()[-3000:]
+            return ready.read_text().strip() if ready.exists() else None
+
+        base = _until(up, "the server's ready file", 60).replace("ws://", "http://") + "/"
+
+        def connected() -> bool:
+            ladders = _get(f"{base}api/ladder")["ladders"]
+            return all(any(r["name"] == "random" and r["connected"] for r in ladders.get(rules, []))
+                       for rules in ("grid5", "classic"))
+
+        _until(connected, "random on the ladder", 60)
+        yield Served(base, folder / "yard.db")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def wait(driver: Any, check: Callable[[Any], Any], what: str) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT_S, poll_frequency=0.03).until(check, what)
+
+
+def settled(driver: Any, script: str, what: str) -> Any:
+    """``script``'s result once it is not null and two reads in a row agree: after a
+    resize the board refits and pans to the piece in observer callbacks that may still
+    be on their way when the first read looks right."""
+    last: list[Any] = [None]
+
+    def agreed(d: Any) -> Any:
+        now = d.execute_script(script)
+        same = now is not None and now == last[0]
+        last[0] = now
+        return now if same else None
+
+    return wait(driver, agreed, what)
+
+
+def open_play(driver: Any, base: str, query: str = "") -> None:
+    driver.get(f"{base}?load={time.monotonic_ns()}#/play{query}")
+    wait(driver, lambda d: d.execute_script(
+        "return document.body.getAttribute('data-ready') !== null && "
+        "!document.getElementById('play-start').disabled"), "the Play form with an opponent")
+
+
+def start(driver: Any, base: str, name: str, rules: str, side: str) -> None:
+    """Fill in the Play form and press Play; wait for the game to start."""
+    from selenium.webdriver.support.ui import Select
+
+    open_play(driver, base)
+    box = driver.find_element("id", "play-name")
+    box.clear()
+    box.send_keys(name)
+    Select(driver.find_element("id", "play-rules")).select_by_value(rules)
+    Select(driver.find_element("id", "play-side")).select_by_value(side)
+    wait(driver, lambda d: "random" in [o.get_attribute("value") for o in d.find_elements(
+        "css selector", "#play-opponent option")], "random offered")
+    Select(driver.find_element("id", "play-opponent")).select_by_value("random")
+    driver.find_element("id", "play-start").click()
+    wait(driver, lambda d: d.find_elements(
+        "css selector", "#play-view[data-state='playing'], #play-view[data-state='over']"),
+         "the game started")
+
+
+def click_station(driver: Any, station: int) -> None:
+    """Click station ``station`` on the board (the board's port in view first: the
+    sticky bar above it must not cover it)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    driver.execute_script("document.querySelector('.board-port').scrollIntoView({block: 'end'})")
+    target = driver.find_element("css selector", f'svg.board .station[data-station="{station}"]')
+    # No 250 ms glide of the pointer to it (Selenium's default), which Chromium plays out
+    # as mouse moves over the board.
+    ActionChains(driver, duration=0).move_to_element(target).click().perform()
+
+
+def next_turn(driver: Any, last: str | None) -> dict[str, Any]:
+    return dict(wait(driver, lambda d: d.execute_script(TURN, last), "my turn or the end"))
+
+
+def play_out(driver: Any, each: Callable[[dict[str, Any]], None] | None = None,
+             pick: Callable[[list[int]], int] = lambda legal: legal[0]) -> list[str]:
+    """Play the game to its end: each turn, click ``pick(legal stations)`` (and the first
+    ticket the chooser offers, if it asks); ``each(turn)`` first. The moves sent."""
+    last = None
+    while not (turn := next_turn(driver, last))["over"]:
+        if each is not None:
+            each(turn)
+        click_station(driver, pick(turn["legal"]))
+        if driver.find_elements("css selector", "#chooser:not([hidden]) button[data-move]"):
+            driver.find_element("css selector", "#chooser button[data-move]").click()
+        last = turn["turn"]
+    return [m["move"] for m in driver.execute_script("return window.__sent")
+            if isinstance(m, dict) and m.get("type") == "move"]
+
+
+def stored_game(driver: Any, base: str) -> dict[str, Any]:
+    """The game just played, once the page links its stored replay: its full record."""
+    wait(driver, lambda d: d.find_elements("id", "replay-link"), "the replay link")
+    game = driver.find_element("id", "play-view").get_attribute("data-game")
+    href = driver.find_element("id", "replay-link").get_attribute("href")
+    assert href.endswith(f"#/games/{game}?move=end&view=all"), href
+    return dict(_get(f"{base}api/games/{game}?perspective=all"))
+
+
+def moves_of(record: dict[str, Any], mine: Callable[[str], bool]) -> list[str]:
+    return [f["turn"]["move"] for f in record["frames"][1:] if mine(f["turn"]["seat"])]
+
+
+def page_moves(driver: Any) -> list[str]:
+    """The page's own move log: its moves (rows marked ``mine``), oldest first."""
+    return list(reversed(driver.execute_script(
+        "return [...document.querySelectorAll('#move-log tr.mine td.mv')]"
+        ".map(td => td.textContent)")))
+
+
+def test_a_person_plays_grid5_as_mister_x(driver: Any, served: Served) -> None:
+    """A whole grid5 game as Mister X by clicking: the result is shown, the replay linked,
+    and the stored game holds exactly the moves the page sent (and its move log lists)."""
+    start(driver, served.base, "alice", "grid5", "mrx")
+    checked: list[dict[str, Any]] = []
+
+    def each(turn: dict[str, Any]) -> None:
+        assert turn["seat"] == "mrx"
+        if not checked:
+            shown = driver.execute_script(SHOWN)
+            assert shown["pieces"] == 1  # his own page shows him
+            assert "for this move" in shown["clock"] and "Your move" in shown["status"]
+            checked.append(shown)
+
+    sent = play_out(driver, each)
+    record = stored_game(driver, served.base)
+    assert sent and moves_of(record, lambda seat: seat == "mrx") == sent
+    # His travel log holds every move he made, the last one too when the detectives end
+    # the game before his next turn (no view brings it then).
+    shown = [(t, st) for t, st in driver.execute_script(SHOWN)["log"] if st]
+    assert shown == [tuple(leg.split(":")) for move in sent for leg in move.split("+")]
+    assert page_moves(driver) == sent
+    assert record["players"]["mrx"] == "human:alice" and record["tournament_id"] == "play-grid5"
+    headline = driver.find_element("id", "play-headline")
+    assert headline.text == ("You win!" if record["outcome"]["winner"] == "mrx" else "You lose")
+    assert driver.find_element("id", "mrx-path").text == \
+        "Mister X's path: " + " → ".join(map(str, record["mrx_path"]))
+    driver.find_element("id", "replay-link").click()
+    wait(driver, lambda d: d.find_elements(
+        "css selector", f"#viewer[data-game='{record['game_id']}']"), "the replay")
+    assert not severe_logs(driver)
+
+
+def _no_station_of_mrx(value: Any, where: str) -> None:
+    """No ``mrx`` station, ``mrx_path`` or other Mister X location field anywhere in
+    ``value`` (``players.mrx`` is his player's name, ``tickets.mrx`` his tickets)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            assert key != "mrx_path", where
+            if key == "mrx":
+                assert item is None or isinstance(item, (str, dict)), (where, item)
+            _no_station_of_mrx(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _no_station_of_mrx(item, f"{where}[{i}]")
+
+
+def test_the_detectives_page_never_gets_or_shows_mister_x(driver: Any, served: Served) -> None:
+    """A whole grid5 game as the detectives (both seats the person's): no frame the page
+    receives before game_over holds Mister X's station outside reveal moves, and the page
+    never draws him (no piece, no path, "?" in his travel log but on reveals) until the end;
+    the stored game holds exactly the moves the page sent."""
+    start(driver, served.base, "bob", "grid5", "detectives")
+    seats: set[str] = set()
+    shown_at: list[dict[str, Any]] = []
+
+    def each(turn: dict[str, Any]) -> None:
+        seats.add(turn["seat"])
+        shown = driver.execute_script(SHOWN)
+        assert shown["pieces"] == 0 and shown["paths"] == 0, shown
+        shown_at.append({**shown, "moveNumber": turn["moveNumber"]})
+
+    sent = play_out(driver, each, pick=lambda legal: legal[-1])
+    record = stored_game(driver, served.base)
+    assert seats <= {"d1", "d2"} and "d1" in seats
+    assert moves_of(record, lambda seat: seat != "mrx") == sent
+    assert page_moves(driver) == sent
+    truth, reveals = record["mrx_path"], set(record["rules"]["reveal_moves"])
+
+    # The DOM: his travel log shows stations on reveal moves only (they are the truth).
+    for shown in shown_at:
+        for slot, (_ticket, station) in enumerate(shown["log"][:shown["moveNumber"]], start=1):
+            assert station == (str(truth[slot]) if slot in reveals else "?"), (slot, shown)
+
+    # Every frame before game_over.
+    frames = driver.execute_script("return window.__frames")
+    over = next(i for i, f in enumerate(frames) if f["type"] == "game_over")
+    assert frames[over]["mrx_path"] == truth
+    mrx_moves = 0
+    for frame in frames[:over]:
+        _no_station_of_mrx(frame, frame["type"])
+        view = frame.get("view")
+        if view is not None:
+            assert view["seat"] in ("d1", "d2") and "mrx" not in view, view
+            for slot, entry in enumerate(view["log"], start=1):
+                assert entry["station"] == (truth[slot] if slot in reveals else None), (slot, view)
+            reveal = view["last_reveal"]
+            assert reveal is None or (reveal["move"] in reveals and
+                                      reveal["station"] == truth[reveal["move"]]), view
+        if frame["type"] == "update" and frame["seat"] == "mrx":
+            mrx_moves += 1
+            station = frame["move"].partition(":")[2]
+            assert station == (str(truth[mrx_moves]) if mrx_moves in reveals else ""), frame
+    assert mrx_moves == record["moves"]
+    # After the end the truth is shown: his path on the board.
+    final = driver.execute_script(SHOWN)
+    assert final["pieces"] == 1 and final["paths"] == (1 if len(truth) > 1 else 0)
+    assert not severe_logs(driver)
+
+
+def test_classic_double_move_and_secret_ticket_through_the_chooser(
+        driver: Any, served: Served) -> None:
+    """Classic as Mister X: a double move (chooser: "…, then double move", a second
+    station) and a secret ticket (chooser: "secret (black)"); the tickets and the travel
+    log follow; then resign. Also the Play page's screenshots, desktop and phone."""
+    for _ in range(5):  # a new game if the random detectives catch him within two moves
+        driver.execute_script("window.__sent = []")
+        start(driver, served.base, "carol", "classic", "mrx")
+        turn = next_turn(driver, None)
+        first = turn["legal"][0]
+        click_station(driver, first)
+        wait(driver, lambda d: d.find_elements("css selector", "#chooser:not([hidden]) "
+                                               "button[data-double]"), "the double-move choice")
+        driver.find_element("css selector", "#chooser button[data-double]").click()
+        second = wait(driver, lambda d: d.execute_script(
+            "return document.getElementById('double-note') && [...document.querySelectorAll("
+            "'.station.legal')].map(g => Number(g.getAttribute('data-station')))"),
+                      "the second leg's stations")
+        assert second
+        click_station(driver, second[0])
+        if driver.find_elements("css selector", "#chooser:not([hidden]) button[data-move]"):
+            driver.find_element("css selector", "#chooser button[data-move]").click()
+        turn = next_turn(driver, turn["turn"])
+        if turn["over"]:
+            continue
+        click_station(driver, turn["legal"][0])
+        wait(driver, lambda d: d.find_elements(
+            "css selector", "#chooser:not([hidden]) button[data-ticket='secret'][data-move]"),
+             "the secret ticket offered")
+        driver.find_element("css selector",
+                            "#chooser button[data-ticket='secret'][data-move]").click()
+        turn = next_turn(driver, turn["turn"])
+        if not turn["over"]:
+            break
+    assert not turn["over"], "five games ended within Mister X's first two moves"
+    sent = [m["move"] for m in driver.execute_script("return window.__sent")
+            if isinstance(m, dict) and m.get("type") == "move"]
+    assert len(sent) == 2 and "+" in sent[0] and sent[1].startswith("secret:"), sent
+    expected = [leg.split(":")[0] for leg in sent[0].split("+")] + ["secret"]
+    wait(driver, lambda d: [t for t, _ in d.execute_script(SHOWN)["log"][:3]] == expected,
+         f"the travel log showing {expected}")
+    tickets = driver.execute_script(
+        "return Object.fromEntries([...document.querySelectorAll("
+        "'#tickets tr[data-seat=\"mrx\"] td[data-ticket]')].map(td => "
+        "[td.getAttribute('data-ticket'), Number(td.textContent)]))")
+    assert tickets["double"] == 1 and tickets["secret"] == 5 - 1 - sent[0].count("secret"), tickets
+
+    # The screenshots: a destination clicked, the ticket chooser open; on a phone (part
+    # of London in view) the board pans to Mister X's piece.
+    click_station(driver, turn["legal"][-1])
+    wait(driver, lambda d: d.find_elements("css selector", "#chooser:not([hidden])"), "chooser")
+    assert driver.execute_script(ALL_IN_VIEW), "a desktop shows the whole of London"
+    shoot(driver, "play-london")
+    driver.find_element("id", "cancel-move").click()
+    try:
+        driver.set_window_size(*PHONE)
+        visible = settled(driver, IN_VIEW, "Mister X in view")
+        click_station(driver, visible[0])
+        wait(driver, lambda d: d.find_elements("css selector", "#chooser:not([hidden])"),
+             "chooser on a phone")
+        assert_fits(driver.execute_script(FIT), "a game on the Play page")
+        driver.execute_script("window.scrollTo(0, 0)")
+        shoot(driver, "play-london-phone")
+        driver.find_element("id", "cancel-move").click()
+    finally:
+        driver.set_window_size(*DESKTOP)
+
+    driver.find_element("id", "resign").click()
+    driver.find_element("id", "resign").click()
+    wait(driver, lambda d: d.find_elements("css selector", "#play-view[data-state='over']"),
+         "the end")
+    record = stored_game(driver, served.base)
+    assert record["outcome"]["termination"] == "resigned" and record["outcome"]["winner"] == \
+        "detectives"
+    assert moves_of(record, lambda seat: seat == "mrx")[:2] == sent
+    assert not severe_logs(driver)
+
+
+def _people(base: str) -> set[str]:
+    """The people in the Play page's grid5 pool (/api/ladder)."""
+    rows = _get(f"{base}api/ladder")["people"].get("grid5") or []
+    return {str(r["name"]) for r in rows if str(r["name"]).startswith("human:")}
+
+
+def test_ladder_and_bot_pages(driver: Any, served: Served) -> None:
+    """With a second bot on the grid5 ladder: the ladder page lists both (a link to each
+    bot's page, the note, the link to the Elo leaderboard of ladder-grid5), the people's
+    table lists the people who played grid5 (the tests above; run alone, this test has a
+    person play and resign one first); a bot's page plots its rating after each game (one
+    point per game of its history) and links its recent games' replays."""
+    people_played = _people(served.base)
+    if not people_played:
+        start(driver, served.base, "dave", "grid5", "mrx")
+        driver.find_element("id", "resign").click()
+        driver.find_element("id", "resign").click()
+        wait(driver, lambda d: d.find_elements("css selector", "#play-view[data-state='over']"),
+             "the end")
+        stored_game(driver, served.base)
+        people_played = _until(lambda: _people(served.base), "dave in the people's pool")
+    # Six games with random (three pairs), then the bot leaves: no games played on in the
+    # background while the pages are looked at.
+    log = (served.db.parent / "bot.log").open("wb")
+    bot = subprocess.Popen(yard_argv("bot", "greedy", "--url",
+                                     served.base.replace("http://", "ws://").rstrip("/"),
+                                     "--ladder", "grid5", "--max-games", "2", "--games", "6"),
+                           stdout=log, stderr=subprocess.STDOUT)
+    try:
+        def rated() -> bool:
+            rows = _get(f"{served.base}api/ladder")["ladders"]["grid5"]
+            return sum(int(r["games"]) for r in rows) >= 12
+
+        _until(rated, "ladder games", 60)
+        driver.get(f"{served.base}?load={time.monotonic_ns()}#/ladder")
+        wait(driver, lambda d: len(d.find_elements(
+            "css selector", "table.ladder[data-ruleset='grid5'] tbody tr")) == 2, "two bots")
+        links = driver.execute_script(
+            "return [...document.querySelectorAll('table.ladder[data-ruleset=\"grid5\"] "
+            "td.player a')].map(a => a.getAttribute('href'))")
+        assert sorted(links) == ["#/ladder/grid5/bots/greedy", "#/ladder/grid5/bots/random"]
+        people = driver.execute_script(
+            "return [...document.querySelectorAll('table.people[data-ruleset=\"grid5\"] "
+            "tbody tr')].map(tr => tr.getAttribute('data-player'))")
+        assert people_played <= set(people), (people_played, people)
+        elo = driver.find_element("css selector", "section[data-ruleset='grid5'] a.elo-link")
+        assert elo.get_attribute("href").endswith("#/?tournament=ladder-grid5")
+        assert "OpenSkill" in driver.find_element("id", "ladder-note").text
+        shoot(driver, "ladder")
+        elo.click()  # the authoritative Elo of the ladder's games
+        wait(driver, lambda d: d.find_elements("css selector", "table.leaderboard tbody tr"),
+             "the Elo leaderboard of ladder-grid5")
+
+        page = _get(f"{served.base}api/ladder/grid5/bots/random")
+        driver.get(f"{served.base}?load={time.monotonic_ns()}#/ladder/grid5/bots/random")
+        wait(driver, lambda d: d.find_elements("css selector", "#rating-plot"), "the plot")
+        points = driver.execute_script(
+            "return document.querySelectorAll('#rating-plot .points circle').length")
+        assert points >= len(page["history"]) >= 6
+        replays = driver.execute_script(
+            "return [...document.querySelectorAll('#games tbody a')].map(a => a.hash)")
+        assert replays and all(r.startswith("#/games/") for r in replays)
+        assert driver.find_element("id", "bot-rating").text.startswith("Rating ")
+        shoot(driver, "bot-page")
+        try:  # both pages on a phone: nothing wider than the screen
+            driver.set_window_size(*PHONE)
+            for hash_ in ("#/ladder", "#/ladder/grid5/bots/random", "#/play"):
+                driver.get(f"{served.base}?load={time.monotonic_ns()}{hash_}")
+                wait(driver, lambda d: d.execute_script(
+                    "return document.body.getAttribute('data-ready') !== null"), hash_)
+                assert_fits(driver.execute_script(FIT), hash_)
+        finally:
+            driver.set_window_size(*DESKTOP)
+        # The Elo leaderboard may answer 503 "computing" at first (the page asks again).
+        assert not [e for e in severe_logs(driver) if "status of 503" not in e]
+    finally:
+        bot.terminate()
+        bot.wait(20)
+        log.close()
