@@ -57,7 +57,7 @@ from bots.mcts.kernel import (
     tables_for,
     tk_index,
 )
-from bots.numba_cache import forget_stale
+from bots.numba_cache import forget_stale, guard_cache
 from game import Move, MrXView, Ruleset, View
 
 # The search compiles in the rules kernel's functions (numba loads a cache on the first call,
@@ -657,3 +657,7 @@ class KernelSearch:
         best = int(ws.order[0, 0])
         value = float(ws.root_f[R_TOTAL, best]) / len(stations) if depth else math.nan
         return Found(to_move(ws.moves[0, best].tolist()), value, depth)
+
+
+# A cache entry that does not load recompiles; an import under another name skips the cache.
+guard_cache(globals())
