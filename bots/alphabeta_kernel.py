@@ -602,13 +602,6 @@ class KernelSearch:
 
     ``tt_bits`` sizes the transposition table (``2**tt_bits`` entries; 0: no table, the
     reference's exact node order).
-
-    >>> from game import new_game
-    >>> state = new_game("grid5", seed=3)
-    >>> search = KernelSearch(state.rules, state.n_detectives, Weights(), True, 12)
-    >>> found = search.search(state.view(0), [state.positions[0]], 3)
-    >>> found.move in state.legal_moves() and found.depth == 3
-    True
     """
 
     def __init__(self, rules: Ruleset, k: int, weights: Weights, filtering: bool,
