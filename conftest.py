@@ -27,6 +27,7 @@ NEEDS: dict[str, str] = {}
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> DoctestModule | None:
+    """The doctests of ``file_path`` if it is a module of the library."""
     if (file_path.suffix != ".py" or file_path.name == "__main__.py"
             or parent.config.option.doctestmodules):  # pytest's own collects them
         return None
