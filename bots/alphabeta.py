@@ -16,7 +16,7 @@ searches on the compiled rules kernel with a transposition table
 
 >>> from game import new_game
 >>> state = new_game("grid5", seed=3)
->>> bot = AlphaBetaBot(seed=1, depth=3)
+>>> bot = AlphaBetaBot(seed=1, depth=3, profile="reference")  # kernel: compiled on first use
 >>> bot.choose(state.view(0), state.legal_moves()) in state.legal_moves()
 True
 """

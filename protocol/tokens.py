@@ -2,7 +2,8 @@
 only its user may read, written whole or not at all.
 
 >>> import tempfile, pathlib
->>> path = pathlib.Path(tempfile.mkdtemp()) / "sub" / "token"
+>>> folder = tempfile.TemporaryDirectory()
+>>> path = pathlib.Path(folder.name) / "sub" / "token"
 >>> token = new_token()
 >>> write_token_file(path, token)
 True
@@ -10,6 +11,7 @@ True
 (True, '0o600')
 >>> write_token_file(path, "other")  # an existing file is kept
 False
+>>> folder.cleanup()
 """
 
 from __future__ import annotations

@@ -5,11 +5,6 @@ The server does not store what it sends. A record of a game it refereed carries 
 disconnections), and :class:`server.match.Match` is deterministic, so a fresh match re-run on
 the log sends the same messages again (:func:`regenerate`). Records stored before logs
 existed carry their ``transcripts`` themselves (:func:`transcripts` returns either).
-
->>> from server.transcript import regenerate           # doctest: +SKIP
->>> sent = regenerate(db.load_game(game_id))           # doctest: +SKIP
->>> sent.seats["d1"][0]["type"], sent.public[-1]["type"]   # doctest: +SKIP
-('game_start', 'game_over')
 """
 
 from __future__ import annotations

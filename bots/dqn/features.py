@@ -14,7 +14,7 @@ Mister X's hidden station.
 >>> state = new_game("grid5", seed=3)
 >>> enc = GridEncoder(state.rules)
 >>> enc.encode(state.view(0)).shape
-(328,)
+(329,)
 """
 
 from __future__ import annotations

@@ -16,12 +16,6 @@ Options (``yard bot mcts --option key=value``; defaults in brackets):
   options left at their baseline default;
 * ``workers`` [1] root parallelisation for detectives: processes sharing the budget;
 * ``max_nodes`` [200000] tree capacity (the search keeps running playouts when full).
-
->>> from game import new_game
->>> state = new_game("grid5", seed=3)
->>> bot = MctsBot(seed=1, iterations=200)
->>> bot.choose(state.view(0), state.legal_moves()) in state.legal_moves()
-True
 """
 
 from __future__ import annotations

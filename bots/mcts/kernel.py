@@ -25,6 +25,7 @@ from typing import Any, NamedTuple, TypeVar, cast
 import numpy as np
 from numba import njit
 
+from bots.numba_cache import guard_cache
 from game.board import Transport
 from game.rules import Ruleset
 
@@ -499,3 +500,7 @@ def max_bound_from(tb: Tables) -> int:
         best = max(best, total)
     singles = int(best + tb.sec.shape[1])
     return singles + singles * singles + 16
+
+
+# A cache entry that does not load recompiles; an import under another name skips the cache.
+guard_cache(globals())

@@ -37,7 +37,7 @@ from bots.mcts.kernel import (
     search_moves,
     step,
 )
-from bots.numba_cache import forget_stale
+from bots.numba_cache import forget_stale, guard_cache
 
 # The tree compiles in the rules kernel's functions (numba loads a cache on the first call, so
 # this runs before any): its cache must not outlive a change of the kernel.
@@ -279,5 +279,8 @@ def root_children(tree: Tree) -> Any:
         child = tree.sibling[child]
     return out
 
+
+# A cache entry that does not load recompiles; an import under another name skips the cache.
+guard_cache(globals())
 
 __all__ = ["ST_TO_MOVE", "Tree", "categories", "new_tree", "root_children", "run_iterations"]
