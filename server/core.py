@@ -16,7 +16,7 @@ import logging
 import random
 import secrets
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
 from functools import lru_cache
@@ -69,7 +69,7 @@ from server.ladder import (
     play_id,
     play_rules,
 )
-from server.match import Match, MatchSpec, Outputs, Player
+from server.match import Match, MatchSpec, Outputs, Player, keyed_seat_seed
 from server.ratelimit import TokenBucket
 
 log = logging.getLogger(__name__)
@@ -269,6 +269,10 @@ class Core:
         self._checks: dict[str, tuple[str, int, str]] = {}
         self._check_queue: list[tuple[str, int, str]] = []
         self._check_rng = random.Random(secrets.randbits(64))
+        #: The key of the seat seeds of games started without one (ladder, play, checks,
+        #: an admin's start_match without ``seat_seed``): drawn at start, never stored
+        #: (each game's seat seed is, in its record's log).
+        self.seat_key = secrets.token_bytes(32)
 
     # ------------------------------------------------------------------ connections
 
@@ -653,7 +657,11 @@ class Core:
         return self._start(spec, now, Send(conn.id, MatchStarted(spec.game_id, msg.tag)))
 
     def _start(self, spec: MatchSpec, now: float, *first: Output) -> list[Output]:
-        """Start the game ``spec`` (``first``: what to send before its messages)."""
+        """Start the game ``spec`` (``first``: what to send before its messages). A spec
+        without a seat seed gets one from the server's key (never from its deal, which the
+        two games of a pair share)."""
+        if spec.seat_seed is None:
+            spec = replace(spec, seat_seed=keyed_seat_seed(self.seat_key, spec.game_id))
         match = Match(spec, self.wall)
         self.matches[match.game_id] = match
         for sid in match.sessions():
@@ -720,7 +728,7 @@ class Core:
         seed = msg.seed if msg.seed is not None else secrets.randbelow(2**31)
         return MatchSpec(self.new_id("g"), rules, players, seed, tc, policy,
                          self.config.grace_s, msg.tag, msg.tournament_id, msg.schedule_id,
-                         msg.match_over, msg.mrx_seed)
+                         msg.match_over, msg.mrx_seed, msg.seat_seed)
 
     # ------------------------------------------------------------------ ladder and play
 
