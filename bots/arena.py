@@ -47,7 +47,11 @@ def seat_bots(mrx: Bot, detectives: Sequence[Bot], n_detectives: int) -> list[Bo
 
 
 def bot_seed(game_seed: int | None, seat: int) -> int | None:
-    """The seed a seat's bot gets for one game (stable across runs and platforms)."""
+    """The seed a seat's bot gets for one game (stable across runs and platforms).
+
+    A function of the game seed, so the two games of a pair played from one seed hand
+    their Mister X the same seed: harmless in process, where every bot is the caller's own
+    code; the server hands each game's seats seeds of their own (``server.match``)."""
     if game_seed is None:
         return None
     return (game_seed * 1_000_003 + seat * 7_919 + 17) % (2**63)

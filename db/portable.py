@@ -416,8 +416,11 @@ def _match_log(data: dict[str, Any], seats: list[SeatRecord]) -> MatchLog | None
         if isinstance(event, dict) and not (_is_int(event.get("dt"))
                                             and isinstance(event.get("kind"), str)):
             raise RecordError(f"log.events[{i}] needs an integer dt and a kind")
+    seat_seed = raw.get("seat_seed")
+    if seat_seed is not None and not (_is_int(seat_seed) and seat_seed >= 0):
+        raise RecordError("log.seat_seed must be an integer >= 0 (or absent)")
     return MatchLog([list(h) for h in holders], numbers["move_s"], numbers["bank_s"],
-                    on_timeout, max_illegal, numbers["grace_s"], list(events))
+                    on_timeout, max_illegal, numbers["grace_s"], list(events), seat_seed)
 
 
 def _is_int(value: Any) -> bool:

@@ -210,7 +210,10 @@ class StartMatch(Message):
     with ``instance``, only bot sessions that announced that instance play it; with
     ``match_over``, the admin also gets ``match_over`` as soon as the game ends; with
     ``mrx_seed``, ``seed`` deals the detectives and ``mrx_seed`` Mister X (left out of the
-    frame when null)."""
+    frame when null); ``seat_seed``: the game's secret seed of what its seats are handed at
+    random (each side's ``game_start.seed``), for runs that must reproduce them (a
+    tournament with ``--seed``); without it the server derives one from its own secret key
+    (left out of the frame when null). Never give two games the same one."""
 
     TYPE: ClassVar[str] = "start_match"
     rules: str | dict[str, Any]
@@ -226,6 +229,7 @@ class StartMatch(Message):
     instance: str | None = None
     match_over: bool = False
     mrx_seed: int | None = field(default=None, metadata=OMIT_DEFAULT)
+    seat_seed: int | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 class Side(Enum):

@@ -72,6 +72,11 @@ class MatchLog:
     ``message`` as sent: the bot gave up), ``forfeit`` (``h``, ``termination``, ``detail``:
     a protocol violation) and ``abort`` (``detail``). Reported search effort is not logged
     (accepted moves keep it in their :class:`TurnRecord`).
+
+    ``seat_seed``: the game's secret seed of what its seats were handed at random (each
+    side's ``game_start.seed``, the referee's random moves on timeouts; see
+    ``server.match.MatchSpec.seat_seed``), one per game; ``None`` in logs of games played
+    before it existed, whose seats' seeds came from the record's ``seed``.
     """
 
     holders: list[list[int]]
@@ -81,19 +86,24 @@ class MatchLog:
     max_illegal: int
     grace_s: float
     events: list[str | dict[str, Any]] = field(default_factory=list)
+    seat_seed: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (stored in the game record)."""
-        return {"holders": self.holders, "move_s": self.move_s, "bank_s": self.bank_s,
-                "on_timeout": self.on_timeout, "max_illegal": self.max_illegal,
-                "grace_s": self.grace_s, "events": self.events}
+        """JSON-ready form (stored in the game record; ``seat_seed`` only when set)."""
+        data: dict[str, Any] = {
+            "holders": self.holders, "move_s": self.move_s, "bank_s": self.bank_s,
+            "on_timeout": self.on_timeout, "max_illegal": self.max_illegal,
+            "grace_s": self.grace_s, "events": self.events}
+        if self.seat_seed is not None:
+            data["seat_seed"] = self.seat_seed
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MatchLog:
         """Inverse of :meth:`to_dict` (``KeyError``/``TypeError`` on a malformed one)."""
         return cls([list(h) for h in data["holders"]], data["move_s"], data["bank_s"],
                    data["on_timeout"], data["max_illegal"], data["grace_s"],
-                   list(data["events"]))
+                   list(data["events"]), data.get("seat_seed"))
 
 
 @dataclass

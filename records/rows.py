@@ -30,7 +30,9 @@ class ScheduledGame:
     detectives' starts come from ``seed``, his from this), ``None`` when ``seed`` deals
     everyone. The schedule table does not store it: it is a function of the tournament's
     spec and the entry (``tournament.spec.TournamentSpec.dealt``), filled in when the game
-    is started; entries read from the database carry ``None``.
+    is started; entries read from the database carry ``None``. ``seat_seed``: the same for
+    the game's seat seed (``server.match.MatchSpec.seat_seed``: what its bots' seeds
+    derive from; ``tournament.schedule.Deals.seat_seed``).
     """
 
     index: int
@@ -41,6 +43,7 @@ class ScheduledGame:
     schedule_id: int | None = None
     pair_key: str = ""
     mrx_seed: int | None = None
+    seat_seed: int | None = None
 
     def __post_init__(self) -> None:
         if not self.pair_key:

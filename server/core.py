@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from functools import lru_cache
 
@@ -53,7 +54,7 @@ from server.config import ServerConfig
 from server.ladder import Ladder
 from server.ladder_games import CHECKER_SESSION, LadderGames
 from server.lobby import Lobby
-from server.match import Match, MatchSpec, Outputs
+from server.match import Match, MatchSpec, Outputs, keyed_seat_seed
 from server.outputs import (
     AccountStatus,
     AccountVerdict,
@@ -97,6 +98,10 @@ class Core:
         self.rearm = False
         #: The time of the event being handled (when a game that ends now ended).
         self._now = 0.0
+        #: The key of the seat seeds of games started without one (ladder, play, checks,
+        #: an admin's start_match without ``seat_seed``): drawn at start, never stored
+        #: (each game's seat seed is, in its record's log).
+        self.seat_key = secrets.token_bytes(32)
         #: The admin's ``list_bots`` and ``start_match``.
         self.lobby = Lobby(config, self.sessions, self.new_id, self)
         #: The standing ladder (``config.ladder``), its check games and people's games.
@@ -496,7 +501,11 @@ class Core:
     def start(self, spec: MatchSpec, now: float, *first: Output, admin: str | None = None
               ) -> list[Output]:
         """Start the game ``spec`` (``first``: what to send before its messages;
-        ``admin``: the session of the admin that asked for it, told when it ends)."""
+        ``admin``: the session of the admin that asked for it, told when it ends). A spec
+        without a seat seed gets one from the server's key (never from its deal, which the
+        two games of a pair share)."""
+        if spec.seat_seed is None:
+            spec = replace(spec, seat_seed=keyed_seat_seed(self.seat_key, spec.game_id))
         if admin is not None:
             self.admins[spec.game_id] = admin
         match = Match(spec, self.wall)

@@ -128,4 +128,4 @@ class Lobby:
         seed = msg.seed if msg.seed is not None else secrets.randbelow(2**31)
         return MatchSpec(self.new_id("g"), rules, players, seed, tc, policy,
                          self.config.grace_s, msg.tag, msg.tournament_id, msg.schedule_id,
-                         msg.match_over, msg.mrx_seed)
+                         msg.match_over, msg.mrx_seed, msg.seat_seed)

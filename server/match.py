@@ -30,6 +30,7 @@ message exactly as it was sent.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
 import math
 import random
@@ -115,15 +116,28 @@ class MatchSpec:
     notify_over: bool = False
     #: Mister X's own deal seed (``None``: ``seed`` deals everyone); see ``game.new_game``.
     mrx_seed: int | None = None
+    #: The game's secret seed of what its seats are handed at random: each side's
+    #: ``game_start.seed`` (:func:`side_seed`) and the referee's random move on a timeout.
+    #: One per game, never shared by the two games of a pair (the server derives it from its
+    #: own key, :func:`keyed_seat_seed`; a tournament from its deals). ``None``: from
+    #: ``seed``, as games stored before it existed were played (their messages rebuild).
+    seat_seed: int | None = None
 
 
-def side_seed(game_seed: int, seat: int) -> int:
-    """A bot's RNG seed for one side of a game, derived one-way from the game seed (so a
-    detective cannot recompute the start position from it). With a split deal
-    (``MatchSpec.mrx_seed``) the game seed deals only the detectives, so not even the game
-    seed tells Mister X's start."""
-    digest = hashlib.sha256(f"yard:{game_seed}:{seat}".encode()).digest()
+def side_seed(seat_seed: int, seat: int) -> int:
+    """A bot's RNG seed for one side of a game, derived one-way from the game's seat seed
+    (:attr:`MatchSpec.seat_seed`, or ``seed`` in games stored before it existed), so one
+    side's seed tells neither the other side's nor the seat seed."""
+    digest = hashlib.sha256(f"yard:{seat_seed}:{seat}".encode()).digest()
     return int.from_bytes(digest[:6], "big")
+
+
+def keyed_seat_seed(key: bytes, game_id: str) -> int:
+    """The seat seed (:attr:`MatchSpec.seat_seed`) of game ``game_id`` under a secret
+    ``key``: HMAC-SHA256, 63 bits. Without the key, nothing about the game (its id, its
+    deal, its players) or any other game's seeds predicts it."""
+    digest = hmac.digest(key, f"yard seat seed:{game_id}".encode(), "sha256")
+    return int.from_bytes(digest[:8], "big") >> 1
 
 
 @dataclass(slots=True)
@@ -163,7 +177,9 @@ class Match:
             raise ValueError(f"game {spec.game_id}: {len(spec.players)} players for "
                              f"{self.state.n_detectives + 1} seats")
         self._wall = wall or (lambda t: datetime.fromtimestamp(t, UTC))
-        self._rng = random.Random(spec.seed)
+        #: What every random value a seat is handed derives from (see ``seat_seed``).
+        self._seat_seed = spec.seed if spec.seat_seed is None else spec.seat_seed
+        self._rng = random.Random(self._seat_seed)
         self._sessions = tuple(dict.fromkeys(p.session for p in spec.players))
         self._seats: dict[str, tuple[int, ...]] = {
             session: tuple(i for i, p in enumerate(spec.players) if p.session == session)
@@ -585,7 +601,7 @@ class Match:
             message = GameStart(self.game_id, self.spec.rules.definition(),
                                 [seat_name(s) for s in seats], self._players(),
                                 self.spec.time_control, self.state.view(seats[0]).to_dict(),
-                                side_seed(self.spec.seed, seats[0]))
+                                side_seed(self._seat_seed, seats[0]))
             out.append((session, message))
         return out
 
@@ -619,7 +635,7 @@ class Match:
         holders = [self.seats_of(s) for s in self.sessions()]
         match_log = MatchLog(holders, spec.time_control.move_s, spec.time_control.bank_s,
                              spec.policy.on_timeout.value, spec.policy.max_illegal,
-                             spec.grace_s, list(self.events))
+                             spec.grace_s, list(self.events), spec.seat_seed)
         return GameRecord(
             game_id=spec.game_id, ruleset=spec.rules.name,
             ruleset_definition=spec.rules.definition(), seed=spec.seed,

@@ -117,7 +117,8 @@ def _fresh_match(record: GameRecord) -> tuple[Match, list[str]]:
     spec = MatchSpec(record.game_id, rules, players, record.seed,
                      TimeControl(game_log.move_s, game_log.bank_s),
                      Policy(OnTimeout(game_log.on_timeout), game_log.max_illegal),
-                     game_log.grace_s, mrx_seed=record.mrx_seed)
+                     game_log.grace_s, mrx_seed=record.mrx_seed,
+                     seat_seed=game_log.seat_seed)
     match = Match(spec)
     if _deal(to_text(match.start_state)) != _deal(record.start_position):
         raise ValueError("the seed deals another start than the record's")

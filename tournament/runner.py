@@ -329,7 +329,7 @@ class TournamentRunner:
                      ) -> str | Outcome:
         """Start ``entry``'s game (with ``match_over`` when ``notify_over``): its id, or
         the outcome of the forfeit recorded when its bots never connected."""
-        entry = self.spec.dealt(entry)  # Mister X's own seed under fresh-mrx
+        entry = self.spec.dealt(entry)  # Mister X's own seed (fresh-mrx), the seat seed
         request = self._request(entry, instance, notify_over)
         deadline = time.monotonic() + self.spec.connect_timeout
         while True:
@@ -356,7 +356,7 @@ class TournamentRunner:
             policy=Policy(OnTimeout(spec.on_timeout), spec.max_illegal),
             tag=str(entry.index), tournament_id=self.tournament_id,
             schedule_id=entry.schedule_id, instance=instance, match_over=notify_over,
-            mrx_seed=entry.mrx_seed)
+            mrx_seed=entry.mrx_seed, seat_seed=entry.seat_seed)
 
     @staticmethod
     async def _missing(admin: AdminClient, entry: ScheduledGame,

@@ -12,6 +12,8 @@ bot that remembers game 1 knows Mister X's start in game 2: only for trusted bot
 
 Where seeds come from is :class:`Deals`: a public ``seed`` (research runs: anyone who knows
 it and the players can compute every deal) or a secret key (nothing public predicts a deal).
+The seeds the bots are handed (``game_start.seed``) derive from a ``seat_seed`` of each game
+(:meth:`Deals.seat_seed`), never from what the two games of a pair share.
 
 A *player* is a bot name; a detective team ``a+b`` whose bots take the detective seats in
 turn (``dqn+alphabeta`` with 4 detectives: dqn, alphabeta, dqn, alphabeta), playing Mister X
@@ -26,6 +28,8 @@ that play one role only (``run2/rush``).
 >>> fresh = make_schedule(["random", "rush"], pairs=1, seed=7, pairing=Pairing.FRESH_MRX)
 >>> fresh[0].seed == fresh[1].seed, fresh[0].mrx_seed != fresh[1].mrx_seed
 (True, True)
+>>> games[0].seat_seed != games[1].seat_seed  # what the bots' seeds derive from: per game
+True
 """
 
 from __future__ import annotations
@@ -99,6 +103,13 @@ class Deals:
         (``fresh-mrx``)."""
         return self._keyed("mrx", pair_key, mrx)
 
+    def seat_seed(self, pair_key: str, mrx: str) -> int:
+        """The seat seed (``server.match.MatchSpec.seat_seed``: what each side's
+        ``game_start.seed`` derives from) of the game of pair ``pair_key`` where ``mrx``
+        plays Mister X: one per game under every pairing, so the two games of a pair never
+        hand a side the same seed."""
+        return self._keyed("seat", pair_key, mrx)
+
     def _keyed(self, *parts: str | int) -> int:
         key = self.secret
         if key is None:
@@ -165,7 +176,8 @@ def make_schedule(players: list[str], pairs: int, seed: int | Deals,
     ``pair_key`` is ``"A|B|p"`` for pair ``p`` of matchup ``(A, B)``. ``seed``: the
     :class:`Deals` (an ``int`` is a public seed). Under ``fresh-mrx`` every entry gets its
     ``mrx_seed`` (:func:`deal_mrx_seed`); tournaments pass their pairing (default
-    ``fresh-mrx``, :class:`tournament.spec.TournamentSpec`)."""
+    ``fresh-mrx``, :class:`tournament.spec.TournamentSpec`). Every entry gets its own
+    ``seat_seed`` (:meth:`Deals.seat_seed`)."""
     deals = seed if isinstance(seed, Deals) else Deals(seed=seed)
     if pairs < 1:
         raise ScheduleError(f"--pairs must be at least 1, got {pairs}")
@@ -193,6 +205,7 @@ def make_schedule(players: list[str], pairs: int, seed: int | Deals,
                                            pair_key=key))
     for game in games:
         game.mrx_seed = deal_mrx_seed(deals, pairing, game)
+        game.seat_seed = deals.seat_seed(game.pair_key, game.mrx)
     return games
 
 

@@ -107,10 +107,15 @@ class TournamentSpec:
             raise TournamentRunError(str(exc)) from None
 
     def dealt(self, entry: ScheduledGame) -> ScheduledGame:
-        """``entry`` with its ``mrx_seed`` (which the schedule table does not store): the
-        deal of its game is ``new_game(rules, entry.seed, mrx_seed=entry.mrx_seed)``."""
-        mrx_seed = deal_mrx_seed(self.deals(), Pairing(self.pairing), entry)
-        return entry if mrx_seed == entry.mrx_seed else replace(entry, mrx_seed=mrx_seed)
+        """``entry`` with its ``mrx_seed`` and ``seat_seed`` (which the schedule table does
+        not store): the deal of its game is ``new_game(rules, entry.seed,
+        mrx_seed=entry.mrx_seed)``, its bots' seeds derive from ``entry.seat_seed``."""
+        deals = self.deals()
+        mrx_seed = deal_mrx_seed(deals, Pairing(self.pairing), entry)
+        seat_seed = deals.seat_seed(entry.pair_key, entry.mrx)
+        if (mrx_seed, seat_seed) == (entry.mrx_seed, entry.seat_seed):
+            return entry
+        return replace(entry, mrx_seed=mrx_seed, seat_seed=seat_seed)
 
     def schedule(self) -> list[ScheduledGame]:
         """Every game of the tournament (:func:`~tournament.schedule.make_schedule`), dealt."""

@@ -331,7 +331,9 @@ async def _play(server: MatchServer, direct: bool, seeds: Sequence[int]) -> list
         for client in clients:
             await asyncio.wait_for(client.connected.wait(), WAIT)
         async with AdminClient(server.url, server.admin_token) as admin:
-            games = [await admin.start_match(StartMatch("grid5", "x", ["d"], seed=seed))
+            # seat_seed too: the bots' seeds (else each server draws its own) and the deal.
+            games = [await admin.start_match(StartMatch("grid5", "x", ["d"], seed=seed,
+                                                        seat_seed=seed))
                      for seed in seeds]
             for game in games:
                 await admin.result(game, 6 * WAIT)

@@ -12,19 +12,33 @@ Each predictor also gets the schedule entry of every game (its pair number and p
 from the database, which the API does not tell: more than the public has, so the bound
 holds all the more. Chance is 1/13 (Mister X's start cards); each bound allows half the
 games, which a chance predictor reaches with probability about 1e-5.
+
+The seeds the bots are handed (issue 40): in every pair the bot that played Mister X in one
+game (``greedy``) replays, with the ``game_start.seed`` it was sent there, the built-in
+``random`` Mister X of the other game (same bot class, same seed), tracking every start he
+may have had against the public moves of that game, and names his hidden stations. Before
+per-game seat seeds both Mister X of a pair were sent one seed, and this attack named his
+station on all but a few hidden moves; now it does no better than a pick from the public
+possible set.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import random
 import subprocess
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
+from bots.base import NO_VIEW, Bot
+from bots.registry import make_bot
 from db.store import Database
-from game import from_text, new_game
+from game import MRX, Move, State, from_text, new_game, state_from_view
+from game.views import detective_log, rules_from_definition
+from records import GameRecord
 from server.transcript import regenerate
 from tests import SCALE
 from tests.host.web_helpers import get_json, running_server
@@ -190,3 +204,104 @@ def test_stored_specs_and_records_say_how_games_were_dealt(
                 start = new_game("classic", record.seed, mrx_seed=record.mrx_seed)
                 assert start.positions == from_text(record.start_position).positions
                 regenerate(record)  # every message of the game rebuilds from the record
+
+
+# ---------------------------------------------------------------- the seeds bots are sent
+
+
+def sent_seeds(record: GameRecord) -> dict[str, int]:
+    """``game_start.seed`` as each side of the game was sent it (``mrx``, ``detectives``)."""
+    seats = regenerate(record).seats
+    return {"mrx": seats["mrx"][0]["seed"], "detectives": seats["d1"][0]["seed"]}
+
+
+@dataclass
+class Guesses:
+    """An attacker's guesses of Mister X's hidden stations in one game, after his first
+    reveal: how many were right, how many there were, and the sum of 1/|possible set|
+    (what a pick from the public possible set gets right on average)."""
+
+    hits: int = 0
+    moves: int = 0
+    chance: float = 0.0
+    variance: float = 0.0
+
+    def add(self, other: Guesses) -> None:
+        self.hits += other.hits
+        self.moves += other.moves
+        self.chance += other.chance
+        self.variance += other.variance
+
+
+def replay_attack(record: GameRecord, seed: int, pick: random.Random) -> Guesses:
+    """Guess Mister X's hidden stations in ``record``'s game as a detective who knows only
+    the public moves and believes Mister X is the built-in ``random`` bot seeded ``seed``.
+
+    One hypothesis per station Mister X may have started at (public): that start with a
+    ``random`` bot begun with ``seed``, played on along the game's detective moves and kept
+    while what it shows the detectives (tickets, reveals, captures) is what the game showed.
+    After each hidden move of Mister X the guess is the station most hypotheses name, or a
+    pick from the public possible set once none is left.
+    """
+    rules = rules_from_definition(record.ruleset_definition)
+    truth = from_text(record.start_position, rules)
+    hypotheses: list[tuple[State, Bot]] = []
+    for start in sorted(truth.view(1).possible):
+        bot = make_bot("random")
+        bot.begin(truth.rules, [MRX], seed)
+        hypotheses.append((state_from_view(truth.view(1), start), bot))
+    out = Guesses()
+    for turn in record.turns:
+        if turn.move is None:
+            break
+        mover = truth.to_move
+        move = Move.parse(turn.move)
+        truth = truth.apply(move)
+        shown = truth.view(None).to_dict()
+        alive = []
+        for state, bot in hypotheses:
+            legal = state.legal_moves()
+            mine = bot.choose(NO_VIEW, legal) if mover == MRX else move
+            if mine in legal:
+                state = state.apply(mine)
+                if state.view(None).to_dict() == shown:
+                    alive.append((state, bot))
+        hypotheses = alive
+        entries = detective_log(truth)
+        revealed = [e for e in entries if e.station is not None]
+        if mover != MRX or not revealed or entries[-1].station is not None:
+            continue  # not a hidden move of Mister X after his first reveal
+        possible = sorted(truth.view(1).possible)
+        named = [state.mrx_station for state, _ in hypotheses]
+        guess = (max(sorted(set(named)), key=named.count) if named
+                 else pick.choice(possible))
+        p = 1 / len(possible)
+        out.hits += guess == truth.mrx_station
+        out.moves += 1
+        out.chance += p
+        out.variance += p * (1 - p)
+    return out
+
+
+def test_the_twin_games_seed_does_not_replay_mister_x(
+        runs: tuple[str, list[str], str]) -> None:
+    url, secret, control = runs
+    total = Guesses()
+    pick = random.Random(40)
+    with Database.connect(url) as db:
+        for tid in [*secret, control]:
+            entries = {e.schedule_id: e for e in db.scheduled(tid)}
+            games: dict[str, dict[str, GameRecord]] = {}
+            for row in db.results(tournament_id=tid):
+                entry = entries[row.schedule_id]
+                games.setdefault(entry.pair_key, {})[entry.mrx] = db.load_game(row.game_id)
+            for pair in games.values():
+                first, second = pair["greedy"], pair["random"]  # who plays Mister X
+                seeds = sent_seeds(first), sent_seeds(second)
+                # Every side of the two games was sent its own seed.
+                assert len({s for sent in seeds for s in sent.values()}) == 4, seeds
+                # greedy, Mister X in the first game, replays random, Mister X in the second.
+                total.add(replay_attack(second, seeds[0]["mrx"], pick))
+    assert total.moves >= 30, total  # enough hidden moves to tell
+    bound = total.chance + 4 * math.sqrt(total.variance) + 2
+    assert total.hits <= bound, total  # before per-game seeds: nearly every move

@@ -82,7 +82,11 @@ def _twin_games(rules: str, seed: int, mrx_seeds: tuple[int | None, int | None] 
     conns = []
     for h, mrx_seed in zip(twins, mrx_seeds, strict=True):
         x, d = h.connect("x"), h.connect("d")
-        extra: dict[str, Any] = {} if mrx_seed is None else {"mrx_seed": mrx_seed}
+        # One seat seed for both twins (one game played twice): the bots' seeds are then
+        # alike and every frame, game_start included, can be compared.
+        extra: dict[str, Any] = {"seat_seed": seed}
+        if mrx_seed is not None:
+            extra["mrx_seed"] = mrx_seed
         game = h.start(h.admin(), "x", ["d"], rules=rules, seed=seed, **extra)
         conns.append((x, d, game))
     first_reveal = min(load_ruleset(rules).reveal_moves)

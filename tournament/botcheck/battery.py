@@ -161,6 +161,7 @@ class Battery:
         bot, ref = self.engine.name, REFERENCE
         request = StartMatch(rules, bot if role == "mrx" else ref,
                              [bot if role == "detectives" else ref], seed=self.seed,
+                             seat_seed=self.seed,  # reproducible: the bot's seeds too
                              time_control=TimeControl(move_time or self.move_time, 0.0),
                              policy=Policy(OnTimeout.FORFEIT, 3))
         game = await admin.start_match(request)

@@ -162,9 +162,11 @@ def match(rules: str, mrx: BotSpec, detectives: list[BotSpec], engines: tuple[En
           admin_token: str | None, admin_token_file: str | None, db_url: str,
           as_json: bool) -> None:
     """Play one game between connected bots (or bots started here) and print it."""
+    # One game: with --seed its bots' seeds are reproducible too (the seat seed is the
+    # seed); without, the server draws both.
     request = StartMatch(rules, mrx.ref, [d.ref for d in detectives], seed, n_detectives,
                          TimeControl(move_time, bank_time),
-                         Policy(OnTimeout(on_timeout), max_illegal))
+                         Policy(OnTimeout(on_timeout), max_illegal), seat_seed=seed)
     if server_url:
         admin_token = client_admin_token(server_url, admin_token, admin_token_file)
     # Here, not at the top: `yard serve` (every tournament run starts one) never needs
