@@ -264,12 +264,14 @@ def _load_scalar(value: Any, tp: type, where: str) -> Any:
                 raise ProtocolError(ErrorCode.BAD_VALUE,
                                     _at(where, "number is out of range")) from None
         if isinstance(value, float) and not math.isfinite(value):
-            raise ProtocolError(ErrorCode.BAD_VALUE, _at(where, f"{value} is not a number"))
+            raise ProtocolError(ErrorCode.BAD_VALUE,
+                                _at(where, f"must be a finite number, not {value}"))
     return _expect(value, tp, where)
 
 
-_JSON_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "a boolean",
-               list: "an array", dict: "an object"}
+_JSON_NAMES: dict[type, str] = {str: "a string", int: "an integer", float: "a number",
+                                bool: "a boolean", list: "an array", dict: "an object",
+                                type(None): "null"}
 
 
 class _Mismatch(ProtocolError):
@@ -278,9 +280,13 @@ class _Mismatch(ProtocolError):
 
     def __init__(self, where: str, expected: str, value: Any) -> None:
         super().__init__(ErrorCode.WRONG_TYPE,
-                         _at(where, f"expected {expected}, got {type(value).__name__}"))
+                         _at(where, f"expected {expected}, got {_json_name(value)}"))
         self.where = where
         self.expected = expected
+
+
+def _json_name(value: Any) -> str:
+    return _JSON_NAMES.get(type(value), type(value).__name__)
 
 
 def _expect(value: Any, tp: type, where: str) -> Any:
