@@ -5,10 +5,11 @@ with errors that name the field (:class:`~protocol.errors.ProtocolError`, code
 It decodes the messages (:func:`protocol.codec.from_json`) and any other tree of these
 types (:func:`decode_value`): ``str``, ``int``, ``float`` (finite; an integer is taken),
 ``bool``, ``None``, ``Any`` (taken as it is), ``list[T]``, ``dict[str, T]``, unions
-(``X | None``), enums (by value), ``datetime`` (ISO 8601 text), dataclasses (JSON objects;
-fields without a default are required) and ``Annotated[T, ...]`` with the marks
-:class:`Length`, :class:`Range`, :class:`Check` (checked once the value is decoded as
-``T``) and :class:`Parsed` (the JSON value is text that it turns into a ``T``).
+(``X | None``), enums (by value), ``datetime`` (ISO 8601 text, at most 64 characters),
+dataclasses (JSON objects; fields without a default are required) and
+``Annotated[T, ...]`` with the marks :class:`Length`, :class:`Range`, :class:`Check`
+(checked once the value is decoded as ``T``) and :class:`Parsed` (the JSON value is text
+that it turns into a ``T``).
 
 >>> from dataclasses import dataclass
 >>> from typing import Annotated
@@ -246,13 +247,18 @@ def _load_enum(value: Any, tp: type[Enum], where: str) -> Enum:
                             _at(where, f"{value!r:.40} is not one of {allowed}")) from None
 
 
+MAX_TIME_TEXT = 64
+"""Longest ISO 8601 text a ``datetime`` is read from."""
+
+
 def _load_datetime(value: Any, where: str) -> datetime:
     text = _expect(value, str, where)
     try:
-        return datetime.fromisoformat(text)
+        if len(text) <= MAX_TIME_TEXT:
+            return datetime.fromisoformat(text)
     except ValueError:
-        raise ProtocolError(ErrorCode.BAD_VALUE,
-                            _at(where, f"{text!r:.40} is not an ISO 8601 time")) from None
+        pass
+    raise ProtocolError(ErrorCode.BAD_VALUE, _at(where, f"{text!r:.40} is not an ISO 8601 time"))
 
 
 def _load_scalar(value: Any, tp: type, where: str) -> Any:

@@ -70,6 +70,8 @@ def with_turn(**changes: Any) -> dict[str, Any]:
     ({**GOOD, "name": 5}, "wrong_type", "game.name: expected a string, got an integer"),
     ({**GOOD, "at": "noon"}, "bad_value", "game.at: 'noon' is not an ISO 8601 time"),
     ({**GOOD, "at": None}, "wrong_type", "game.at: expected a string, got null"),
+    ({**GOOD, "at": "2026-01-02T03:04:05." + "0" * 60}, "bad_value",
+     "game.at: '2026-01-02T03:04:05.000"),
     ({**GOOD, "winner": "both"}, "bad_value", "game.winner: 'both' is not one of mrx, "
      "detectives"),
     ({**GOOD, "why": None}, "wrong_type", "game.why: expected a string, got null"),
