@@ -267,7 +267,7 @@ def _is_event(event: dict[str, Any]) -> bool:
             and isinstance(event.get("kind"), str) and len(json.dumps(event)) <= MAX_EVENT)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Player:
     seat: Seat
     bot: Annotated[str, Length(1, MAX_BOT_NAME)]
@@ -275,7 +275,7 @@ class _Player:
     instance: Annotated[str, Length(max=MAX_INSTANCE)] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Move:
     seat: Seat
     time: Seconds
@@ -289,7 +289,7 @@ class _Move:
     index: Annotated[int | None, Check(lambda v: v is not None, "an integer")] = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Log:
     holders: list[Annotated[list[int], Length(min=1)]]
     move_s: Annotated[int | float, Range(min=0)]  # kept as the server had it: 10 or 10.0
@@ -302,26 +302,26 @@ class _Log:
         "characters)")]]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Result:
     termination: Termination
     winner: Winner | None = None
     seat: Annotated[int, Range(min=0)] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Board:
     sha256: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Tournament:
     id: GameId
     created_at: datetime
     spec: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Entry:
     index: int
     pair_index: int
@@ -335,7 +335,7 @@ class _Entry:
                              self.seed, pair_key=self.pair_key)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class _Body:
     """What game lines and stored records share."""
 
@@ -352,7 +352,7 @@ class _Body:
     log: _Log | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class _GameLine(_Body):
     board: _Board
     first_turn: int = 0
@@ -361,12 +361,12 @@ class _GameLine(_Body):
     schedule: _Entry | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class _Stored(_Body):
     transcripts: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _TournamentLine:
     id: GameId
     created_at: datetime

@@ -33,11 +33,11 @@ import dataclasses
 import math
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from datetime import datetime
 from enum import Enum
 from functools import cache
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 from protocol.errors import ErrorCode, ProtocolError
 
@@ -93,7 +93,7 @@ def decode_value(tp: type[_T] | Any, data: Any, where: str = "", strict: bool = 
     so a newer writer may add keys. Raises :class:`ProtocolError` naming the first field
     that does not fit.
     """
-    value: _T = _load(data, tp, where, strict)
+    value: _T = _loader(typing.cast(Hashable, tp))(data, where, strict)
     return value
 
 
@@ -121,78 +121,143 @@ def _join(where: str, name: str) -> str:
     return f"{where}.{name}" if where else name
 
 
+Loader = Callable[[Any, str, bool], Any]
+"""A compiled decoder of one type: ``(value, where, strict) -> decoded value``."""
+
+
 def load_object(cls: type, data: dict[str, Any], where: str, strict: bool = True) -> Any:
     """An instance of dataclass ``cls`` from the JSON object ``data`` (see
     :func:`decode_value`)."""
-    types_ = field_types(cls)
-    if strict:
-        extra = sorted(set(data) - set(types_))
-        if extra:
-            raise ProtocolError(ErrorCode.EXTRA_FIELD,
-                                _at(where, f"unexpected field {extra[0]!r:.60}"))
-    missing = sorted(required_fields(cls) - set(data))
-    if missing:
-        raise ProtocolError(ErrorCode.MISSING_FIELD, _at(where, f"missing field {missing[0]!r}"))
-    values = {name: _load(data[name], tp, _join(where, name), strict)
-              for name, tp in types_.items() if name in data}
+    names, required, loaders = _plan(cls)
+    if strict and not data.keys() <= names:
+        extra = sorted(data.keys() - names)[0]
+        raise ProtocolError(ErrorCode.EXTRA_FIELD, _at(where, f"unexpected field {extra!r:.60}"))
+    if not required <= data.keys():
+        missing = sorted(required - data.keys())[0]
+        raise ProtocolError(ErrorCode.MISSING_FIELD, _at(where, f"missing field {missing!r}"))
+    prefix = f"{where}." if where else ""
+    values = {name: loaders[name](value, prefix + name, strict)
+              for name, value in data.items() if name in loaders}
     return cls(**values)
 
 
-def _load(value: Any, tp: Any, where: str, strict: bool) -> Any:
+@cache
+def _plan(cls: type) -> tuple[frozenset[str], frozenset[str], dict[str, Loader]]:
+    """The field names of dataclass ``cls``, the required ones and each field's loader
+    (compiled on the first decode of a ``cls``, so a type may refer to itself)."""
+    types_ = field_types(cls)
+    return (frozenset(types_), required_fields(cls),
+            {name: _loader(tp) for name, tp in types_.items()})
+
+
+@cache
+def _loader(tp: Any) -> Loader:
+    """The compiled decoder of ``tp`` (memoised: each value then costs no type
+    inspection)."""
     if tp is Any:
-        return value
+        return lambda value, where, strict: value
     origin = typing.get_origin(tp)
     if origin is not None:
-        loader = _GENERIC.get(origin)
-        if loader is None:
+        compile_ = _GENERIC.get(origin)
+        if compile_ is None:
             raise TypeError(f"the decoder does not know the type {tp}")
-        return loader(value, tp, where, strict)
-    if isinstance(tp, type):
-        if issubclass(tp, Enum):
-            return _load_enum(value, tp, where)
-        if dataclasses.is_dataclass(tp):
-            return load_object(tp, _expect(value, dict, where), where, strict)
-        if tp is datetime:
-            return _load_datetime(value, where)
-    return _load_scalar(value, tp, where)
+        return compile_(tp)
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return lambda value, where, strict: _load_enum(value, tp, where)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return lambda value, where, strict: load_object(
+            tp, value if type(value) is dict else _expect(value, dict, where), where, strict)
+    if tp is datetime:
+        return lambda value, where, strict: _load_datetime(value, where)
+    if tp is float:
+        return lambda value, where, strict: _load_float(value, where)
+    # The common case by identity of type (no bool passes for an int), the rest by _expect.
+    return lambda value, where, strict: value if type(value) is tp else _expect(value, tp, where)
 
 
-def _load_list(value: Any, tp: Any, where: str, strict: bool) -> list[Any]:
-    (item_tp,) = typing.get_args(tp)
-    return [_load(v, item_tp, f"{where}[{i}]", strict)
-            for i, v in enumerate(_expect(value, list, where))]
+def _list_loader(tp: Any) -> Loader:
+    item = _loader(typing.get_args(tp)[0])
+    return lambda value, where, strict: [
+        item(v, f"{where}[{i}]", strict) for i, v in enumerate(_expect(value, list, where))]
 
 
-def _load_dict(value: Any, tp: Any, where: str, strict: bool) -> dict[str, Any]:
-    _, value_tp = typing.get_args(tp)
-    return {k: _load(v, value_tp, _join(where, k), strict)
-            for k, v in _expect(value, dict, where).items()}
+def _dict_loader(tp: Any) -> Loader:
+    item = _loader(typing.get_args(tp)[1])
+    return lambda value, where, strict: {
+        k: item(v, _join(where, k), strict) for k, v in _expect(value, dict, where).items()}
 
 
-def _load_union(value: Any, tp: Any, where: str, strict: bool) -> Any:
-    options = [t for t in typing.get_args(tp) if t is not type(None)]
-    if value is None:
-        if len(options) < len(typing.get_args(tp)):
-            return None
-        raise ProtocolError(ErrorCode.WRONG_TYPE, _at(where, "must not be null"))
-    errors: list[ProtocolError] = []
-    for option in options:
-        try:
-            return _load(value, option, where, strict)
-        except ProtocolError as exc:
-            errors.append(exc)
+def _union_loader(tp: Any) -> Loader:
+    options = [_loader(t) for t in typing.get_args(tp) if t is not type(None)]
+    nullable = len(options) < len(typing.get_args(tp))
+    if nullable and len(options) == 1:  # X | None
+        (option,) = options
+        return lambda value, where, strict: None if value is None else \
+            option(value, where, strict)
+
+    def load(value: Any, where: str, strict: bool) -> Any:
+        if value is None:
+            if nullable:
+                return None
+            raise ProtocolError(ErrorCode.WRONG_TYPE, _at(where, "must not be null"))
+        errors: list[ProtocolError] = []
+        for option in options:
+            try:
+                return option(value, where, strict)
+            except ProtocolError as exc:
+                errors.append(exc)
+        raise _union_error(errors, value, where)
+
+    return load
+
+
+def _union_error(errors: list[ProtocolError], value: Any, where: str) -> ProtocolError:
+    """Why no option of a union took ``value``: the types they take when it has none of
+    them, else the error of the option whose type it has."""
     mismatched = [e for e in errors if isinstance(e, _Mismatch) and e.where == where]
     if len(errors) > 1 and len(mismatched) == len(errors):
-        expected = " or ".join(e.expected for e in mismatched)
-        raise _Mismatch(where, expected, value)
-    raise next((e for e in errors if e not in mismatched), errors[-1])
+        return _Mismatch(where, " or ".join(e.expected for e in mismatched), value)
+    return next((e for e in errors if e not in mismatched), errors[-1])
 
 
-def _load_annotated(value: Any, tp: Any, where: str, strict: bool) -> Any:
+def _annotated_loader(tp: Any) -> Loader:
     base, *marks = typing.get_args(tp)
     parser = next((m for m in marks if isinstance(m, Parsed)), None)
-    value = _load(value, base, where, strict) if parser is None else \
-        _load_parsed(value, parser, where)
+    load = _loader(base) if parser is None else \
+        (lambda value, where, strict: _load_parsed(value, parser, where))
+    checks = [_checker(m) for m in marks if isinstance(m, Length | Range | Check)]
+    if not checks:
+        return load
+
+    def load_checked(value: Any, where: str, strict: bool) -> Any:
+        value = load(value, where, strict)
+        for check in checks:
+            if not check(value):
+                _refuse(value, marks, where)
+        return value
+
+    return load_checked
+
+
+_GENERIC: dict[Any, Callable[[Any], Loader]] = {
+    list: _list_loader, dict: _dict_loader, types.UnionType: _union_loader,
+    typing.Union: _union_loader, Annotated: _annotated_loader,
+}
+
+
+def _checker(mark: Length | Range | Check) -> Callable[[Any], bool]:
+    """Whether a decoded value passes ``mark``."""
+    if isinstance(mark, Check):
+        return mark.test
+    if isinstance(mark, Length):
+        shortest, longest = mark.min, mark.max
+        return lambda value: shortest <= len(value) and (longest is None or len(value) <= longest)
+    low, high = mark.min, mark.max
+    return lambda value: (low is None or value >= low) and (high is None or value <= high)
+
+
+def _refuse(value: Any, marks: list[Any], where: str) -> NoReturn:
+    """Raise the ``bad_value`` error of the first of ``marks`` that ``value`` fails."""
     for mark in marks:
         if isinstance(mark, Length):
             _check_length(value, mark, where)
@@ -200,17 +265,11 @@ def _load_annotated(value: Any, tp: Any, where: str, strict: bool) -> Any:
             _check_range(value, mark, where)
         elif isinstance(mark, Check) and not mark.test(value):
             raise ProtocolError(ErrorCode.BAD_VALUE, _at(where, f"must be {mark.what}"))
-    return value
-
-
-_GENERIC: dict[Any, Callable[[Any, Any, str, bool], Any]] = {
-    list: _load_list, dict: _load_dict, types.UnionType: _load_union,
-    typing.Union: _load_union, Annotated: _load_annotated,
-}
+    raise AssertionError(f"{value!r} passes {marks}")
 
 
 def _load_parsed(value: Any, mark: Parsed, where: str) -> Any:
-    text = _expect(value, str, where)
+    text = value if type(value) is str else _expect(value, str, where)
     try:
         return mark.parse(text)
     except ValueError:
@@ -261,18 +320,20 @@ def _load_datetime(value: Any, where: str) -> datetime:
     raise ProtocolError(ErrorCode.BAD_VALUE, _at(where, f"{text!r:.40} is not an ISO 8601 time"))
 
 
-def _load_scalar(value: Any, tp: type, where: str) -> Any:
-    if tp is float:
-        if isinstance(value, int) and not isinstance(value, bool):
-            try:
-                return float(value)
-            except OverflowError:
-                raise ProtocolError(ErrorCode.BAD_VALUE,
-                                    _at(where, "number is out of range")) from None
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ProtocolError(ErrorCode.BAD_VALUE,
-                                _at(where, f"must be a finite number, not {value}"))
-    return _expect(value, tp, where)
+def _load_float(value: Any, where: str) -> float:
+    if type(value) is float and math.isfinite(value):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:
+            raise ProtocolError(ErrorCode.BAD_VALUE, _at(where, "number is out of range")) \
+                from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ProtocolError(ErrorCode.BAD_VALUE,
+                            _at(where, f"must be a finite number, not {value}"))
+    result: float = _expect(value, float, where)
+    return result
 
 
 _JSON_NAMES: dict[type, str] = {str: "a string", int: "an integer", float: "a number",
