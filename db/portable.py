@@ -254,11 +254,11 @@ def _player(seat: SeatRecord) -> dict[str, Any]:
 # Each line is decoded by the protocol's typed decoder into these (keys they lack are
 # ignored, so a newer writer may add some); the decoder's errors name the field.
 
-Seat = Annotated[int, Parsed(parse_seat, "'mrx', 'd1', 'd2'...")]
-Seconds = Annotated[float, Range(min=0)]
-Effort = Annotated[int, Range(0, EFFORT_LIMIT - 1)]
-GameId = Annotated[str, Length(1, MAX_GAME_ID)]
-PlayerSpec = Annotated[str, Length(1, MAX_SPEC)]
+_Seat = Annotated[int, Parsed(parse_seat, "'mrx', 'd1', 'd2'...")]
+_Seconds = Annotated[float, Range(min=0)]
+_EffortCount = Annotated[int, Range(0, EFFORT_LIMIT - 1)]
+_GameId = Annotated[str, Length(1, MAX_GAME_ID)]
+_PlayerSpec = Annotated[str, Length(1, MAX_SPEC)]
 
 
 def _is_event(event: dict[str, Any]) -> bool:
@@ -269,7 +269,7 @@ def _is_event(event: dict[str, Any]) -> bool:
 
 @dataclass(slots=True)
 class _Player:
-    seat: Seat
+    seat: _Seat
     bot: Annotated[str, Length(1, MAX_BOT_NAME)]
     version: Annotated[str, Length(max=MAX_BOT_VERSION)]
     instance: Annotated[str, Length(max=MAX_INSTANCE)] | None = None
@@ -277,14 +277,14 @@ class _Player:
 
 @dataclass(slots=True)
 class _Move:
-    seat: Seat
-    time: Seconds
+    seat: _Seat
+    time: _Seconds
     move: Annotated[str, Length(max=MAX_MOVE)] | None = None
     fault: Annotated[str, Length(max=MAX_FAULT)] | None = None
     detail: Annotated[str, Length(max=MAX_DETAIL)] | None = None
-    playouts: Effort | None = None
-    nodes: Effort | None = None
-    depth: Effort | None = None
+    playouts: _EffortCount | None = None
+    nodes: _EffortCount | None = None
+    depth: _EffortCount | None = None
     #: Absent when the turn follows on from the one before (null is refused).
     index: Annotated[int | None, Check(lambda v: v is not None, "an integer")] = None
 
@@ -316,7 +316,7 @@ class _Board:
 
 @dataclass(slots=True)
 class _Tournament:
-    id: GameId
+    id: _GameId
     created_at: datetime
     spec: dict[str, Any]
 
@@ -326,8 +326,8 @@ class _Entry:
     index: int
     pair_index: int
     pair_key: Annotated[str, Length(max=MAX_SPEC)]
-    mrx: PlayerSpec
-    detectives: PlayerSpec
+    mrx: _PlayerSpec
+    detectives: _PlayerSpec
     seed: int | None
 
     def scheduled(self) -> ScheduledGame:
@@ -339,7 +339,7 @@ class _Entry:
 class _Body:
     """What game lines and stored records share."""
 
-    game_id: GameId
+    game_id: _GameId
     ruleset: dict[str, Any]
     seed: int | None
     mrx_seed: int | None = None
@@ -368,7 +368,7 @@ class _Stored(_Body):
 
 @dataclass(slots=True)
 class _TournamentLine:
-    id: GameId
+    id: _GameId
     created_at: datetime
     spec: dict[str, Any]
     schedule: list[_Entry]
@@ -430,6 +430,7 @@ def _read(line: _GameLine) -> PortableGame:
         if text.startswith(prefix):
             text = text[len(prefix):].lstrip(":, ")
         raise RecordError(text) from None
+    record.log = _match_log(line.log, record.seats)
     if line.tournament is None:
         if line.schedule is not None:
             raise RecordError("a schedule entry needs its tournament")
@@ -442,8 +443,8 @@ def _read(line: _GameLine) -> PortableGame:
 
 
 def _game_record(line: _Body, turns: list[TurnRecord], **tables: Any) -> GameRecord:
-    """The record of a decoded line, with what the tables hold (``tables``: ``ruleset``,
-    ``moves``, ...)."""
+    """The record of a decoded line (without its log), with what the tables hold
+    (``tables``: ``ruleset``, ``moves``, ...)."""
     seats = [SeatRecord(p.seat, p.bot, p.version, p.instance) for p in line.players]
     if len({s.seat for s in seats}) != len(seats):
         raise RecordError("players name a seat twice")
@@ -453,7 +454,7 @@ def _game_record(line: _Body, turns: list[TurnRecord], **tables: Any) -> GameRec
         start_position=line.start, seats=seats,
         outcome=Outcome(result.winner, result.termination, result.seat), turns=turns,
         mrx_path=line.mrx_path, started_at=line.started_at, finished_at=line.finished_at,
-        log=_match_log(line.log, seats), mrx_seed=line.mrx_seed, **tables)
+        mrx_seed=line.mrx_seed, **tables)
 
 
 def _rules(definition: dict[str, Any], digest: str) -> Ruleset:
@@ -528,9 +529,11 @@ def from_stored(data: Any, turns: list[TurnRecord], *, ruleset: str, moves: int,
             raise RecordError("not a yard game record")
         _check_version(data, "record", RECORD_VERSION)
         line = _decode(_Stored, data)
-        return _game_record(line, turns, ruleset=ruleset, moves=moves,
-                            tournament_id=tournament_id, schedule_id=schedule_id,
-                            transcripts=line.transcripts or {})
+        record = _game_record(line, turns, ruleset=ruleset, moves=moves,
+                              tournament_id=tournament_id, schedule_id=schedule_id,
+                              transcripts=line.transcripts or {})
+        record.log = _match_log(line.log, record.seats)
+        return record
     except RecordError as exc:
         raise DatabaseError(f"stored record of game {named!r:.{MAX_GAME_ID + 2}} is "
                             f"malformed: {exc}") from None

@@ -122,7 +122,7 @@ BAD_GAME_FIELDS: list[tuple[str, Any, str]] = [
     ("players.1.instance", 5, "players[1].instance: expected a string, got an integer"),
     ("players.1.instance", "i" * 65, "players[1].instance: must have at most 64"),
     ("players.1.seat", "mrx", "players name a seat twice"),
-    ("players", [], "log.holders must hold every seat of the players once"),
+    ("players", [], "seats [] do not match the 2 detectives"),
     ("result", "won", "result: expected an object, got a string"),
     ("result.termination", DELETE, "result: missing field 'termination'"),
     ("result.termination", "won", "result.termination: 'won' is not one of caught"),
