@@ -39,18 +39,19 @@ True
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
 from db.errors import DatabaseError, RecordError, ReplayError
 from db.replay import check_record, replay_game
-from game import Outcome, YardError, parse_seat, seat_name
+from game import Outcome, Termination, Winner, YardError, parse_seat, seat_name
 from game.board import board_digest
 from game.rules import Ruleset, load_ruleset, ruleset_from_dict
-from protocol.messages import EFFORT_KEYS, EFFORT_LIMIT
+from protocol.decoding import Check, Length, Parsed, Range, decode_value
+from protocol.errors import ProtocolError
+from protocol.messages import EFFORT_KEYS, EFFORT_LIMIT, OnTimeout
 from records import (
     GameRecord,
     MatchLog,
@@ -73,8 +74,14 @@ MAX_BOT_VERSION = 100
 MAX_MOVE = 40
 MAX_FAULT = 40
 MAX_INSTANCE = 64
+MAX_SPEC = 400
+MAX_DETAIL = 100_000
 MAX_START = 10_000
+MAX_EVENT = 100_000
+"""Most characters in one logged event's text (a move as a bot sent it)."""
 MAX_LINE = 16 * 1024 * 1024
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -243,6 +250,133 @@ def _player(seat: SeatRecord) -> dict[str, Any]:
     return data
 
 
+# ---------------------------------------------------------------- the format, as types
+# Each line is decoded by the protocol's typed decoder into these (keys they lack are
+# ignored, so a newer writer may add some); the decoder's errors name the field.
+
+_Seat = Annotated[int, Parsed(parse_seat, "'mrx', 'd1', 'd2'...")]
+_Seconds = Annotated[float, Range(min=0)]
+_EffortCount = Annotated[int, Range(0, EFFORT_LIMIT - 1)]
+_GameId = Annotated[str, Length(1, MAX_GAME_ID)]
+_PlayerSpec = Annotated[str, Length(1, MAX_SPEC)]
+
+
+def _is_event(event: dict[str, Any]) -> bool:
+    dt = event.get("dt")
+    return (isinstance(dt, int) and not isinstance(dt, bool)
+            and isinstance(event.get("kind"), str) and len(json.dumps(event)) <= MAX_EVENT)
+
+
+@dataclass(slots=True)
+class _Player:
+    seat: _Seat
+    bot: Annotated[str, Length(1, MAX_BOT_NAME)]
+    version: Annotated[str, Length(max=MAX_BOT_VERSION)]
+    instance: Annotated[str, Length(max=MAX_INSTANCE)] | None = None
+
+
+@dataclass(slots=True)
+class _Move:
+    seat: _Seat
+    time: _Seconds
+    move: Annotated[str, Length(max=MAX_MOVE)] | None = None
+    fault: Annotated[str, Length(max=MAX_FAULT)] | None = None
+    detail: Annotated[str, Length(max=MAX_DETAIL)] | None = None
+    playouts: _EffortCount | None = None
+    nodes: _EffortCount | None = None
+    depth: _EffortCount | None = None
+    #: Absent when the turn follows on from the one before (null is refused).
+    index: Annotated[int | None, Check(lambda v: v is not None, "an integer")] = None
+
+
+@dataclass(slots=True)
+class _Log:
+    holders: list[Annotated[list[int], Length(min=1)]]
+    move_s: Annotated[int | float, Range(min=0)]  # kept as the server had it: 10 or 10.0
+    bank_s: Annotated[int | float, Range(min=0)]
+    on_timeout: OnTimeout
+    max_illegal: Annotated[int, Range(min=1)]
+    grace_s: Annotated[int | float, Range(min=0)]
+    events: list[Annotated[str, Length(max=MAX_EVENT)] | Annotated[dict[str, Any], Check(
+        _is_event, f"an object with an integer dt and a string kind (at most {MAX_EVENT} "
+        "characters)")]]
+    #: The game's seat seed (server.match.MatchSpec.seat_seed); absent in older logs.
+    seat_seed: Annotated[int, Range(min=0)] | None = None
+
+
+@dataclass(slots=True)
+class _Result:
+    termination: Termination
+    winner: Winner | None = None
+    seat: Annotated[int, Range(min=0)] | None = None
+
+
+@dataclass(slots=True)
+class _Board:
+    sha256: str
+
+
+@dataclass(slots=True)
+class _Tournament:
+    id: _GameId
+    created_at: datetime
+    spec: dict[str, Any]
+
+
+@dataclass(slots=True)
+class _Entry:
+    index: int
+    pair_index: int
+    pair_key: Annotated[str, Length(max=MAX_SPEC)]
+    mrx: _PlayerSpec
+    detectives: _PlayerSpec
+    seed: int | None
+
+    def scheduled(self) -> ScheduledGame:
+        return ScheduledGame(self.index, self.pair_index, self.mrx, self.detectives,
+                             self.seed, pair_key=self.pair_key)
+
+
+@dataclass(slots=True, kw_only=True)
+class _Body:
+    """What game lines and stored records share."""
+
+    game_id: _GameId
+    ruleset: dict[str, Any]
+    seed: int | None
+    mrx_seed: int | None = None
+    start: Annotated[str, Length(max=MAX_START)]
+    players: list[_Player]
+    mrx_path: Annotated[list[int], Length(min=1)]
+    result: _Result
+    started_at: datetime
+    finished_at: datetime
+    log: _Log | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class _GameLine(_Body):
+    board: _Board
+    first_turn: int = 0
+    moves: list[_Move]
+    tournament: _Tournament | None = None
+    schedule: _Entry | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class _Stored(_Body):
+    transcripts: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class _TournamentLine:
+    id: _GameId
+    created_at: datetime
+    spec: dict[str, Any]
+    schedule: list[_Entry]
+    state: dict[str, Any] | None = None
+
+
 # ---------------------------------------------------------------- reading
 
 
@@ -258,22 +392,15 @@ def from_portable(data: Any) -> PortableGame:
         raise RecordError("a record must be a JSON object")
     named = data.get("game_id")
     try:
-        return _checked(data)
+        if data.get("format") != RECORD_FORMAT:
+            raise RecordError(f"not a yard game record (format {data.get('format')!r:.40}, "
+                              f"expected {RECORD_FORMAT!r})")
+        _check_version(data, "record", RECORD_VERSION)
+        return _read(_decode(_GameLine, data))
     except RecordError as exc:
         if isinstance(named, str) and named:
             raise RecordError(f"game {named:.{MAX_GAME_ID}}: {exc}") from None
         raise
-
-
-def _checked(data: dict[str, Any]) -> PortableGame:
-    if data.get("format") != RECORD_FORMAT:
-        raise RecordError(f"not a yard game record (format {data.get('format')!r:.40}, "
-                          f"expected {RECORD_FORMAT!r})")
-    _check_version(data, "record", RECORD_VERSION)
-    game_id = _str(data, "game_id", MAX_GAME_ID)
-    if not game_id:
-        raise RecordError("game_id must not be empty")
-    return _read(data, game_id)
 
 
 def _check_version(data: dict[str, Any], what: str, newest: int) -> None:
@@ -286,39 +413,57 @@ def _check_version(data: dict[str, Any], what: str, newest: int) -> None:
                           f"({newest}); upgrade yard")
 
 
-def _read(data: dict[str, Any], game_id: str) -> PortableGame:
-    rules = _rules(data)
-    record = GameRecord(
-        game_id=game_id, ruleset=rules.name, ruleset_definition=_dict(data, "ruleset"),
-        seed=_opt_int(data, "seed"), start_position=_str(data, "start", MAX_START),
-        seats=_seats(data), outcome=_outcome(data), turns=_turns(data),
-        mrx_path=_int_list(data, "mrx_path"), started_at=_time(data, "started_at"),
-        finished_at=_time(data, "finished_at"), moves=0, mrx_seed=_mrx_seed(data))
-    record.moves = len(record.mrx_path) - 1
+def _decode(tp: type[_T], data: dict[str, Any]) -> _T:
+    try:
+        return decode_value(tp, data, strict=False)
+    except ProtocolError as exc:
+        raise RecordError(str(exc)) from None
+
+
+def _read(line: _GameLine) -> PortableGame:
+    rules = _rules(line.ruleset, line.board.sha256)
+    record = _game_record(line, _turns(line), ruleset=rules.name,
+                          moves=len(line.mrx_path) - 1)
     try:
         check_record(replay_game(record))
     except ReplayError as exc:
         text = str(exc)
-        prefix = f"game {game_id}"
+        prefix = f"game {line.game_id}"
         if text.startswith(prefix):
             text = text[len(prefix):].lstrip(":, ")
         raise RecordError(text) from None
-    record.log = _match_log(data, record.seats)
-    tournament, entry = _tournament(data)
-    record.tournament_id = tournament.tournament_id if tournament else None
+    record.log = _match_log(line.log, record.seats)
+    if line.tournament is None:
+        if line.schedule is not None:
+            raise RecordError("a schedule entry needs its tournament")
+        return PortableGame(record)
+    tournament = TournamentInfo(line.tournament.id, line.tournament.spec,
+                                line.tournament.created_at)
+    record.tournament_id = tournament.tournament_id
+    entry = None if line.schedule is None else line.schedule.scheduled()
     return PortableGame(record, tournament, entry)
 
 
-def _rules(data: dict[str, Any]) -> Ruleset:
-    definition = _dict(data, "ruleset")
-    board = _dict(data, "board")
+def _game_record(line: _Body, turns: list[TurnRecord], **tables: Any) -> GameRecord:
+    """The record of a decoded line (without its log), with what the tables hold
+    (``tables``: ``ruleset``, ``moves``, ...)."""
+    seats = [SeatRecord(p.seat, p.bot, p.version, p.instance) for p in line.players]
+    if len({s.seat for s in seats}) != len(seats):
+        raise RecordError("players name a seat twice")
+    result = line.result
+    return GameRecord(
+        game_id=line.game_id, ruleset_definition=line.ruleset, seed=line.seed,
+        start_position=line.start, seats=seats,
+        outcome=Outcome(result.winner, result.termination, result.seat), turns=turns,
+        mrx_path=line.mrx_path, started_at=line.started_at, finished_at=line.finished_at,
+        mrx_seed=line.mrx_seed, **tables)
+
+
+def _rules(definition: dict[str, Any], digest: str) -> Ruleset:
     try:
         rules = ruleset_from_dict(dict(definition), "ruleset")
     except YardError as exc:
         raise RecordError(str(exc)) from None
-    digest = board.get("sha256")
-    if not isinstance(digest, str):
-        raise RecordError("board.sha256 must be a string")
     if board_digest(rules.board) != digest:
         where = "embedded map" if isinstance(definition.get("board"), dict) \
             else f"board {rules.board.name!r} of this yard"
@@ -328,158 +473,29 @@ def _rules(data: dict[str, Any]) -> Ruleset:
     return rules
 
 
-def _seats(data: dict[str, Any]) -> list[SeatRecord]:
-    seats = []
-    for i, raw in enumerate(_list(data, "players")):
-        where = f"players[{i}]"
-        if not isinstance(raw, dict):
-            raise RecordError(f"{where} must be an object")
-        seat = _seat(raw.get("seat"), where)
-        name = _str(raw, "bot", MAX_BOT_NAME, where)
-        if not name:
-            raise RecordError(f"{where}.bot must not be empty")
-        seats.append(SeatRecord(seat, name, _str(raw, "version", MAX_BOT_VERSION, where),
-                                _opt_str(raw, "instance", MAX_INSTANCE, where)))
-    if len({s.seat for s in seats}) != len(seats):
-        raise RecordError("players name a seat twice")
-    return seats
-
-
-def _turns(data: dict[str, Any]) -> list[TurnRecord]:
-    first = data.get("first_turn", 0)
-    if not isinstance(first, int) or isinstance(first, bool):
-        raise RecordError("first_turn must be an integer")
+def _turns(line: _GameLine) -> list[TurnRecord]:
     turns = []
-    for i, raw in enumerate(_list(data, "moves")):
-        where = f"moves[{i}]"
-        if not isinstance(raw, dict):
-            raise RecordError(f"{where} must be an object")
-        move = _opt_str(raw, "move", MAX_MOVE, where)
-        fault = _opt_str(raw, "fault", MAX_FAULT, where)
-        if move is None and fault is None:
-            raise RecordError(f"{where}: a turn without a move must name its fault")
-        time_used = raw.get("time")
-        if not isinstance(time_used, int | float) or isinstance(time_used, bool) \
-                or not math.isfinite(time_used) or time_used < 0:
-            raise RecordError(f"{where}.time must be a number of seconds >= 0")
-        index = raw.get("index", first + i)
-        if not isinstance(index, int) or isinstance(index, bool):
-            raise RecordError(f"{where}.index must be an integer")
-        effort = {key: _effort(raw, key, where) for key in EFFORT_KEYS}
-        turns.append(TurnRecord(index, _seat(raw.get("seat"), where), move,
-                                float(time_used), fault,
-                                _opt_str(raw, "detail", 100_000, where), **effort))
+    for i, m in enumerate(line.moves):
+        if m.move is None and m.fault is None:
+            raise RecordError(f"moves[{i}]: a turn without a move must name its fault")
+        index = line.first_turn + i if m.index is None else m.index
+        turns.append(TurnRecord(index, m.seat, m.move, m.time, m.fault, m.detail,
+                                m.playouts, m.nodes, m.depth))
     if len({t.index for t in turns}) != len(turns):
         raise RecordError("two moves have the same index")
     return turns
 
 
-MAX_EVENT = 100_000
-"""Most characters in one logged event's text (a move as a bot sent it)."""
-
-
-def _match_log(data: dict[str, Any], seats: list[SeatRecord]) -> MatchLog | None:
-    """The optional ``log``, checked for shape (``server.transcript.regenerate`` re-runs
-    it and says which event does not fit the game)."""
-    raw = data.get("log")
-    if raw is None:
+def _match_log(log: _Log | None, seats: list[SeatRecord]) -> MatchLog | None:
+    """The optional ``log``, whose shape the decoder checked: its holders must be the
+    players' seats (``server.transcript.regenerate`` re-runs it and says which event does
+    not fit the game)."""
+    if log is None:
         return None
-    if not isinstance(raw, dict):
-        raise RecordError("log must be an object or null")
-    holders = raw.get("holders")
-    if not isinstance(holders, list) or not all(
-            isinstance(h, list) and h and all(_is_int(s) for s in h) for h in holders):
-        raise RecordError("log.holders must be lists of seat numbers")
-    if sorted(s for h in holders for s in h) != sorted(s.seat for s in seats):
+    if sorted(s for h in log.holders for s in h) != sorted(s.seat for s in seats):
         raise RecordError("log.holders must hold every seat of the players once")
-    numbers: dict[str, Any] = {}
-    for key in ("move_s", "bank_s", "grace_s"):
-        value = raw.get(key)
-        if not isinstance(value, int | float) or isinstance(value, bool) \
-                or not math.isfinite(value) or value < 0:
-            raise RecordError(f"log.{key} must be a number of seconds >= 0")
-        numbers[key] = value  # as the server had it (10 or 10.0: game_start shows it)
-    on_timeout = raw.get("on_timeout")
-    if on_timeout not in ("forfeit", "random"):
-        raise RecordError("log.on_timeout must be 'forfeit' or 'random'")
-    max_illegal = raw.get("max_illegal")
-    if not isinstance(max_illegal, int) or isinstance(max_illegal, bool) or max_illegal < 1:
-        raise RecordError("log.max_illegal must be an integer >= 1")
-    events = raw.get("events")
-    if not isinstance(events, list):
-        raise RecordError("log.events must be a list")
-    for i, event in enumerate(events):
-        text = event if isinstance(event, str) else json.dumps(event)
-        if not isinstance(event, str | dict) or len(text) > MAX_EVENT:
-            raise RecordError(f"log.events[{i}] must be a string or an object (at most "
-                              f"{MAX_EVENT} characters)")
-        if isinstance(event, dict) and not (_is_int(event.get("dt"))
-                                            and isinstance(event.get("kind"), str)):
-            raise RecordError(f"log.events[{i}] needs an integer dt and a kind")
-    seat_seed = raw.get("seat_seed")
-    if seat_seed is not None and not (_is_int(seat_seed) and seat_seed >= 0):
-        raise RecordError("log.seat_seed must be an integer >= 0 (or absent)")
-    return MatchLog([list(h) for h in holders], numbers["move_s"], numbers["bank_s"],
-                    on_timeout, max_illegal, numbers["grace_s"], list(events), seat_seed)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _outcome(data: dict[str, Any]) -> Outcome:
-    raw = _dict(data, "result")
-    try:
-        outcome = Outcome.from_dict(raw)
-    except (KeyError, TypeError, ValueError):
-        raise RecordError(f"result {raw!r:.200} is not {{winner, termination, seat}}") \
-            from None
-    if outcome.seat is not None and (not isinstance(outcome.seat, int)
-                                     or isinstance(outcome.seat, bool) or outcome.seat < 0):
-        raise RecordError("result.seat must be a seat number or null")
-    return outcome
-
-
-def _tournament(data: dict[str, Any]) -> tuple[TournamentInfo | None, ScheduledGame | None]:
-    raw = data.get("tournament")
-    entry_raw = data.get("schedule")
-    if raw is None:
-        if entry_raw is not None:
-            raise RecordError("a schedule entry needs its tournament")
-        return None, None
-    if not isinstance(raw, dict):
-        raise RecordError("tournament must be an object or null")
-    tid = _str(raw, "id", MAX_GAME_ID, "tournament")
-    if not tid:
-        raise RecordError("tournament.id must not be empty")
-    spec = raw.get("spec")
-    if not isinstance(spec, dict):
-        raise RecordError("tournament.spec must be an object")
-    info = TournamentInfo(tid, spec, _time(raw, "created_at", "tournament"))
-    if entry_raw is None:
-        return info, None
-    if not isinstance(entry_raw, dict):
-        raise RecordError("schedule must be an object or null")
-    return info, _entry(entry_raw, "schedule")
-
-
-def _entry(raw: Any, where: str) -> ScheduledGame:
-    """A schedule entry ``{"index", "pair_index", "pair_key", "mrx", "detectives",
-    "seed"}``."""
-    if not isinstance(raw, dict):
-        raise RecordError(f"{where} must be an object")
-    ints = {}
-    for key in ("index", "pair_index"):
-        value = raw.get(key)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise RecordError(f"{where}.{key} must be an integer")
-        ints[key] = value
-    entry = ScheduledGame(ints["index"], ints["pair_index"], _str(raw, "mrx", 400, where),
-                          _str(raw, "detectives", 400, where), _opt_int(raw, "seed", where),
-                          pair_key=_str(raw, "pair_key", 400, where))
-    if not entry.mrx or not entry.detectives:
-        raise RecordError(f"{where}.mrx and {where}.detectives must not be empty")
-    return entry
+    return MatchLog(log.holders, log.move_s, log.bank_s, log.on_timeout.value,
+                    log.max_illegal, log.grace_s, log.events, log.seat_seed)
 
 
 def tournament_from_portable(data: Any) -> PortableTournament:
@@ -489,22 +505,17 @@ def tournament_from_portable(data: Any) -> PortableTournament:
         raise RecordError(f"not a yard tournament line (format "
                           f"{data.get('format') if isinstance(data, dict) else None!r:.40})")
     _check_version(data, "tournament line", TOURNAMENT_VERSION)
-    tid = _str(data, "id", MAX_GAME_ID)
-    if not tid:
-        raise RecordError("tournament id must not be empty")
+    named = data.get("id")
     try:
-        spec = _dict(data, "spec")
-        state = data.get("state") or {}
-        if not isinstance(state, dict):
-            raise RecordError("state must be an object")
-        entries = [_entry(raw, f"schedule[{i}]")
-                   for i, raw in enumerate(_list(data, "schedule"))]
-        if len({e.index for e in entries}) != len(entries):
+        line = _decode(_TournamentLine, data)
+        if len({e.index for e in line.schedule}) != len(line.schedule):
             raise RecordError("schedule names an index twice")
-        info = TournamentInfo(tid, spec, _time(data, "created_at"), state=state)
     except RecordError as exc:
-        raise RecordError(f"tournament {tid}: {exc}") from None
-    return PortableTournament(info, entries)
+        if isinstance(named, str) and named:
+            raise RecordError(f"tournament {named:.{MAX_GAME_ID}}: {exc}") from None
+        raise
+    info = TournamentInfo(line.id, line.spec, line.created_at, state=line.state or {})
+    return PortableTournament(info, [e.scheduled() for e in line.schedule])
 
 
 def from_stored(data: Any, turns: list[TurnRecord], *, ruleset: str, moves: int,
@@ -518,115 +529,16 @@ def from_stored(data: Any, turns: list[TurnRecord], *, ruleset: str, moves: int,
     try:
         if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
             raise RecordError("not a yard game record")
-        version = data.get("version")
-        if not isinstance(version, int) or isinstance(version, bool) \
-                or not 1 <= version <= RECORD_VERSION:
-            raise RecordError(f"record version {version!r:.40} is not one this yard reads "
-                              f"(1..{RECORD_VERSION}); upgrade yard")
-        seats = _seats(data)
-        transcripts = data.get("transcripts") or {}
-        if not isinstance(transcripts, dict):
-            raise RecordError("transcripts must be an object")
-        return GameRecord(
-            game_id=_str(data, "game_id", MAX_GAME_ID), ruleset=ruleset,
-            ruleset_definition=_dict(data, "ruleset"), seed=_opt_int(data, "seed"),
-            start_position=_str(data, "start", MAX_START), seats=seats,
-            outcome=_outcome(data), turns=turns, mrx_path=_int_list(data, "mrx_path"),
-            started_at=_time(data, "started_at"), finished_at=_time(data, "finished_at"),
-            moves=moves, tournament_id=tournament_id, schedule_id=schedule_id,
-            transcripts=transcripts, log=_match_log(data, seats), mrx_seed=_mrx_seed(data))
+        _check_version(data, "record", RECORD_VERSION)
+        line = _decode(_Stored, data)
+        record = _game_record(line, turns, ruleset=ruleset, moves=moves,
+                              tournament_id=tournament_id, schedule_id=schedule_id,
+                              transcripts=line.transcripts or {})
+        record.log = _match_log(line.log, record.seats)
+        return record
     except RecordError as exc:
         raise DatabaseError(f"stored record of game {named!r:.{MAX_GAME_ID + 2}} is "
                             f"malformed: {exc}") from None
-
-
-# ---------------------------------------------------------------- field helpers
-
-
-def _field(data: dict[str, Any], key: str, where: str) -> Any:
-    if key not in data:
-        raise RecordError(f"missing field {_name(key, where)}")
-    return data[key]
-
-
-def _name(key: str, where: str) -> str:
-    return f"{where}.{key}" if where else key
-
-
-def _str(data: dict[str, Any], key: str, limit: int, where: str = "") -> str:
-    value = _field(data, key, where)
-    if not isinstance(value, str) or len(value) > limit:
-        raise RecordError(f"{_name(key, where)} must be a string of at most {limit} "
-                          "characters")
-    return value
-
-
-def _opt_str(data: dict[str, Any], key: str, limit: int, where: str = "") -> str | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or len(value) > limit:
-        raise RecordError(f"{_name(key, where)} must be a string of at most {limit} "
-                          "characters, or null")
-    return value
-
-
-def _opt_int(data: dict[str, Any], key: str, where: str = "") -> int | None:
-    value = _field(data, key, where)
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-        raise RecordError(f"{_name(key, where)} must be an integer or null")
-    return value
-
-
-def _mrx_seed(data: dict[str, Any]) -> int | None:
-    """The optional ``mrx_seed`` (absent in records of games dealt from ``seed`` alone)."""
-    return _opt_int(data, "mrx_seed") if "mrx_seed" in data else None
-
-
-def _dict(data: dict[str, Any], key: str) -> dict[str, Any]:
-    value = _field(data, key, "")
-    if not isinstance(value, dict):
-        raise RecordError(f"{key} must be an object")
-    return value
-
-
-def _list(data: dict[str, Any], key: str) -> list[Any]:
-    value = _field(data, key, "")
-    if not isinstance(value, list):
-        raise RecordError(f"{key} must be a list")
-    return value
-
-
-def _int_list(data: dict[str, Any], key: str) -> list[int]:
-    value = _list(data, key)
-    if not value or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        raise RecordError(f"{key} must be a non-empty list of station numbers")
-    return value
-
-
-def _effort(data: dict[str, Any], key: str, where: str) -> int | None:
-    value = data.get(key)
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool)
-                              or not 0 <= value < EFFORT_LIMIT):
-        raise RecordError(f"{where}.{key} must be an integer in 0..2**63-1, or absent")
-    return value
-
-
-def _seat(value: Any, where: str) -> int:
-    try:
-        if isinstance(value, str):
-            return parse_seat(value)
-    except ValueError:
-        pass
-    raise RecordError(f"{where}.seat must be 'mrx', 'd1', 'd2'..., not {value!r:.40}")
-
-
-def _time(data: dict[str, Any], key: str, where: str = "") -> datetime:
-    value = _str(data, key, 64, where)
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        raise RecordError(f"{_name(key, where)} {value!r} is not an ISO 8601 time") from None
 
 
 # ---------------------------------------------------------------- JSON Lines

@@ -21,14 +21,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import types
-import typing
 from enum import Enum
-from functools import cache
 from typing import Any
 
 import orjson
 
+from protocol.decoding import load_object
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.messages import EFFORT_KEYS, MESSAGE_TYPES, Effort, Message, MoveMsg
 
@@ -242,129 +240,12 @@ def from_json(data: Any, strict: bool = True) -> Message:
     if cls is None:
         raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind[:40]!r}")
     body = {k: v for k, v in data.items() if k != "type"}
-    if not strict:
-        body = _known_only(cls, body)
-    message: Message = _load_object(cls, body, kind)
+    message: Message = load_object(cls, body, kind, strict)
     return message
-
-
-def _known_only(cls: type, data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` without fields ``cls`` does not know, recursively into nested messages."""
-    types_ = field_types(cls)
-    out: dict[str, Any] = {}
-    for name, value in data.items():
-        if name not in types_:
-            continue
-        nested = _dataclass_of(types_[name])
-        out[name] = _known_only(nested, value) if nested and isinstance(value, dict) \
-            else value
-    return out
-
-
-def _dataclass_of(tp: Any) -> type | None:
-    """The dataclass in ``tp`` (also ``X | None``), if any."""
-    if typing.get_origin(tp) in (types.UnionType, typing.Union):
-        found = [t for t in typing.get_args(tp) if dataclasses.is_dataclass(t)]
-        return found[0] if len(found) == 1 and isinstance(found[0], type) else None
-    return tp if isinstance(tp, type) and dataclasses.is_dataclass(tp) else None
 
 
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
-
-
-@cache
-def field_types(cls: type) -> dict[str, Any]:
-    """Dataclass field name -> resolved type (ClassVars excluded)."""
-    hints = typing.get_type_hints(cls)
-    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
-
-
-@cache
-def required_fields(cls: type) -> frozenset[str]:
-    """Fields without a default."""
-    missing = dataclasses.MISSING
-    return frozenset(f.name for f in dataclasses.fields(cls)
-                     if f.default is missing and f.default_factory is missing)
-
-
-def _load_object(cls: type, data: dict[str, Any], where: str) -> Any:
-    types_ = field_types(cls)
-    extra = sorted(set(data) - set(types_))
-    if extra:
-        raise ProtocolError(ErrorCode.EXTRA_FIELD, f"{where}: unexpected field {extra[0]!r:.60}")
-    missing = sorted(required_fields(cls) - set(data))
-    if missing:
-        raise ProtocolError(ErrorCode.MISSING_FIELD, f"{where}: missing field {missing[0]!r}")
-    values = {name: _load(data[name], types_[name], f"{where}.{name}")
-              for name in types_ if name in data}
-    return cls(**values)
-
-
-def _load(value: Any, tp: Any, where: str) -> Any:
-    origin = typing.get_origin(tp)
-    if tp is Any:
-        return value
-    if origin in (types.UnionType, typing.Union):
-        return _load_union(value, typing.get_args(tp), where)
-    if origin is list:
-        items = _expect(value, list, where)
-        (item_tp,) = typing.get_args(tp)
-        return [_load(v, item_tp, f"{where}[{i}]") for i, v in enumerate(items)]
-    if origin is dict:
-        obj = _expect(value, dict, where)
-        _, value_tp = typing.get_args(tp)
-        return {k: _load(v, value_tp, f"{where}.{k}") for k, v in obj.items()}
-    if isinstance(tp, type) and issubclass(tp, Enum):
-        return _load_enum(value, tp, where)
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return _load_object(tp, _expect(value, dict, where), where)
-    return _load_scalar(value, tp, where)
-
-
-def _load_union(value: Any, options: tuple[Any, ...], where: str) -> Any:
-    if value is None:
-        if type(None) in options:
-            return None
-        raise ProtocolError(ErrorCode.WRONG_TYPE, f"{where}: must not be null")
-    last: ProtocolError | None = None
-    for option in options:
-        if option is type(None):
-            continue
-        try:
-            return _load(value, option, where)
-        except ProtocolError as exc:
-            last = exc
-    assert last is not None
-    raise last
-
-
-def _load_enum(value: Any, tp: type[Enum], where: str) -> Enum:
-    try:
-        return tp(_expect(value, str, where))
-    except ValueError:
-        allowed = ", ".join(str(m.value) for m in tp)
-        raise ProtocolError(ErrorCode.BAD_VALUE,
-                            f"{where}: {value!r:.40} is not one of {allowed}") from None
-
-
-def _load_scalar(value: Any, tp: type, where: str) -> Any:
-    if tp is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    return _expect(value, tp, where)
-
-
-_JSON_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "a boolean",
-               list: "an array", dict: "an object"}
-
-
-def _expect(value: Any, tp: type, where: str) -> Any:
-    ok = isinstance(value, tp) and not (tp in (int, float) and isinstance(value, bool))
-    if not ok:
-        raise ProtocolError(ErrorCode.WRONG_TYPE,
-                            f"{where}: expected {_JSON_NAMES.get(tp, tp.__name__)}, "
-                            f"got {type(value).__name__}")
-    return value
 
 
 _PLAIN = (str, int, float, bool, type(None), dict)

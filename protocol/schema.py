@@ -15,7 +15,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from protocol.codec import field_types, required_fields
+from protocol.decoding import field_types, required_fields
 from protocol.messages import MESSAGE_TYPES
 
 SCHEMA_DIR = Path(__file__).parent / "schema"

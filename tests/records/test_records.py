@@ -318,9 +318,9 @@ def bad_lines(line: dict[str, Any]) -> dict[str, tuple[str, str]]:
         "board": ({**line, "board": {**line["board"], "sha256": "0" * 64}},
                   "differs from the board the game was played on"),
         "version": ({**line, "version": 99}, "record version 99 is newer"),
-        "missing": ({k: v for k, v in line.items() if k != "start"}, "missing field start"),
+        "missing": ({k: v for k, v in line.items() if k != "start"}, "missing field 'start'"),
         "seat": ({**line, "players": line["players"][:-1]}, "seats"),
-        "effort": ({**line, "moves": negative}, "moves[0].playouts must be an integer"),
+        "effort": ({**line, "moves": negative}, "moves[0].playouts: must be in 0.."),
         "json": ("{not json", "not valid JSON"),
     }
     return {name: (data if isinstance(data, str) else json.dumps(data), message)
