@@ -100,42 +100,44 @@ class DirectClientConnection(ClientConnection):
             if len(self._pending) < self._need:
                 return
             data, self._pending = bytes(self._pending), bytearray()
-        pos = 0
-        while 0 <= pos < len(data):
-            pos = self._take_frame(data, pos)
+        self._parse(data)
 
-    def _take_frame(self, data: bytes, pos: int) -> int:
-        """Deliver the frame at ``pos`` (to the sink, or a control frame to websockets);
-        where the next one starts, or -1 when this read is done with: the frame is cut
-        short (kept for the next read) or websockets takes it and all that follows."""
-        if self.protocol.state is not State.OPEN:  # closing: websockets drops the rest
-            self._give_up(data, pos)
-            return -1
-        head = read_header(data, pos)
-        if isinstance(head, int):  # the header is cut short
-            self._wait(data, pos, head)
-            return -1
-        first, masked, start, length = head
-        if (masked or length > self._max_size  # masked by a server, or too big
-                or (first != TEXT_FRAME and (first not in CONTROL_FRAMES or length > 125))):
-            self._give_up(data, pos)  # binary, fragmented, reserved bits or opcodes, ...
-            return -1
-        end = start + length
-        if end > len(data):
-            self._wait(data, pos, end - pos)
-            return -1
-        if first != TEXT_FRAME:  # close, ping, pong: websockets answers
-            self.passed_frames += 1
-            super().data_received(data[pos:end])
-            return end
-        try:
-            text = data[start:end].decode()
-        except UnicodeDecodeError:  # websockets fails the connection (1007)
-            self._give_up(data, pos)
-            return -1
-        self.direct_frames += 1
-        self._sink(text)
-        return end
+    def _parse(self, data: bytes) -> None:
+        """Deliver the frames of ``data`` (to the sink, control frames to websockets) until
+        one is cut short (kept for the next read) or websockets takes it and all that
+        follows."""
+        pos = 0
+        size = len(data)
+        sink = self._sink
+        while pos < size:
+            if self.protocol.state is not State.OPEN:  # closing: websockets drops the rest
+                self._give_up(data, pos)
+                return
+            head = read_header(data, pos)
+            if isinstance(head, int):  # the header is cut short
+                self._wait(data, pos, head)
+                return
+            first, masked, start, length = head
+            if (masked or length > self._max_size  # masked by a server, or too big
+                    or (first != TEXT_FRAME and (first not in CONTROL_FRAMES or length > 125))):
+                self._give_up(data, pos)  # binary, fragmented, reserved bits or opcodes
+                return
+            end = start + length
+            if end > size:
+                self._wait(data, pos, end - pos)
+                return
+            if first != TEXT_FRAME:  # close, ping, pong: websockets answers
+                self.passed_frames += 1
+                super().data_received(data[pos:end])
+            else:
+                try:
+                    text = data[start:end].decode()
+                except UnicodeDecodeError:  # websockets fails the connection (1007)
+                    self._give_up(data, pos)
+                    return
+                self.direct_frames += 1
+                sink(text)
+            pos = end
 
     def _wait(self, data: bytes, pos: int, need: int) -> None:
         """Keep the incomplete frame at ``pos``; parse again once ``need`` bytes of it

@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+import operator
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from websockets.asyncio.connection import Connection
@@ -90,22 +92,27 @@ def read_header(data: bytes, at: int) -> tuple[int, bool, int, int] | int:
     the payload's end may) and its length; or, when ``data`` ends before the length does,
     how many bytes from ``at`` the header takes up to the key (2, 4 or 10). Lengths are
     read as websockets reads them (7, 16 or 64 bits, not necessarily the shortest)."""
-    if len(data) - at < 2:
+    try:
+        second = data[at + 1]
+    except IndexError:
         return 2
-    second = data[at + 1]
-    length = second & 0x7F
-    if length < 126:
-        start = at + 2
-    elif length == 126:
+    if second & 0x7F < 126:  # the common case first: a 7-bit length
+        if second < 0x80:
+            return data[at], False, at + 2, second
+        return data[at], True, at + 6, second & 0x7F
+    return _read_long_header(data, at, second)
+
+
+def _read_long_header(data: bytes, at: int, second: int) -> tuple[int, bool, int, int] | int:
+    """:func:`read_header` for a 16- or 64-bit length (``second``: the header's 2nd byte)."""
+    if second & 0x7F == 126:
         if len(data) - at < 4:
             return 4
-        length = (data[at + 2] << 8) | data[at + 3]
-        start = at + 4
+        length, start = (data[at + 2] << 8) | data[at + 3], at + 4
     else:
         if len(data) - at < 10:
             return 10
-        length = int.from_bytes(data[at + 2:at + 10], "big")
-        start = at + 10
+        length, start = int.from_bytes(data[at + 2:at + 10], "big"), at + 10
     if second > 0x7F:
         return data[at], True, start + 4, length
     return data[at], False, start, length
@@ -144,10 +151,9 @@ _PARSE_CODE = getattr(getattr(Protocol, "parse", None), "__code__", None)
 _AT_EOF_CODE = getattr(getattr(StreamReader, "at_eof", None), "__code__", None)
 
 
-def parser(protocol: Protocol) -> object:
-    """websockets' running frame parser of ``protocol`` (a new one after each failure or
-    close): the same object between two reads means nothing else fed it meanwhile."""
-    return getattr(protocol, "parser", None)
+parser: Callable[[Protocol], object] = operator.attrgetter("parser")
+"""websockets' running frame parser of a protocol (a new one after each failure or close):
+the same object between two reads means nothing else fed it meanwhile."""
 
 
 def between_frames(protocol: Protocol) -> bool:
@@ -172,9 +178,10 @@ def between_frames(protocol: Protocol) -> bool:
 def frame_limit(protocol: Protocol) -> int | None:
     """The largest frame websockets accepts from the peer of ``protocol`` outside a
     fragmented message (``None``: no limit)."""
-    limits = [size for size in (protocol.max_message_size, protocol.max_fragment_size)
-              if size is not None]
-    return min(limits) if limits else None
+    message, fragment = protocol.max_message_size, protocol.max_fragment_size
+    if fragment is not None and (message is None or fragment < message):
+        return fragment
+    return message
 
 
 def write_now(connection: Connection, data: bytes) -> bool:

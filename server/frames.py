@@ -57,6 +57,8 @@ class DirectConnection(ServerConnection):
     #: nothing buffered (it is fed only by ``super().data_received``, which resets this,
     #: and replaced when the connection fails or closes).
     yard_parser: object = None
+    #: The largest frame websockets accepts from the client (read with ``yard_parser``).
+    yard_limit: int | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -92,6 +94,7 @@ class DirectConnection(ServerConnection):
                 super().data_received(data)
                 return
             self.yard_parser = parser
+            self.yard_limit = frame_limit(self.protocol)
         at = self._take_text_frames(data, sink)
         if at < len(data):
             self.yard_parser = None  # to be checked again next time
@@ -100,7 +103,7 @@ class DirectConnection(ServerConnection):
     def _take_text_frames(self, data: bytes, sink: Callable[[str | bytes], None]) -> int:
         """Hand ``sink`` the whole masked text frames at the front of ``data``, as long as
         it stays attached; where the first frame it did not take starts."""
-        limit = frame_limit(self.protocol)
+        limit = self.yard_limit
         end = len(data)
         at = 0
         while at < end and data[at] == TEXT_FRAME:
