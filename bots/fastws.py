@@ -21,6 +21,11 @@ the transport (a random mask from a pooled ``os.urandom`` and websockets' C
 ``apply_mask``) when nothing else is in the way (connection open, no fragmented send, the
 transport not paused by flow control); otherwise it returns ``False`` and the caller uses
 ``await send(...)``, which waits for the buffer to drain.
+
+Frame headers and every use of websockets' internals are in :mod:`protocol.wsframes`,
+shared with the server's fast path (:mod:`server.frames`); when that module finds
+websockets' internals not as checked, :meth:`~DirectClientConnection.attach` and
+:meth:`~DirectClientConnection.send_text_now` decline and websockets does everything.
 """
 
 from __future__ import annotations
@@ -31,10 +36,16 @@ from collections.abc import Callable
 from websockets.asyncio.client import ClientConnection
 from websockets.protocol import State
 
-try:
-    from websockets.speedups import apply_mask
-except ImportError:  # pragma: no cover - websockets built without its C extension
-    from websockets.utils import apply_mask
+from protocol import wsframes
+from protocol.wsframes import (
+    CONTROL_FRAMES,
+    TEXT_FRAME,
+    apply_mask,
+    between_frames,
+    masked_text_header,
+    read_header,
+    write_now,
+)
 
 __all__ = ["DirectClientConnection"]
 
@@ -61,9 +72,11 @@ class DirectClientConnection(ClientConnection):
 
     def attach(self, sink: Callable[[str], None], max_size: int) -> bool:
         """Deliver every whole text frame (of at most ``max_size`` bytes) to ``sink`` from
-        now on; ``False`` (and nothing changes) unless the connection is open and nothing
-        has arrived since the handshake. ``sink`` must not raise."""
-        if self.protocol.state is not State.OPEN or self.protocol.reader.buffer:
+        now on; ``False`` (and nothing changes) unless the connection is open, nothing
+        has arrived since the handshake and websockets' internals are as the fast path
+        expects (:data:`protocol.wsframes.FAST_PATH`). ``sink`` must not raise."""
+        if (not wsframes.FAST_PATH or self.protocol.state is not State.OPEN
+                or not between_frames(self.protocol)):
             return False
         self._sink = sink
         self._max_size = max_size
@@ -77,6 +90,8 @@ class DirectClientConnection(ClientConnection):
     # ------------------------------------------------------------------ receiving
 
     def data_received(self, data: bytes) -> None:
+        """Parse ``data`` here after :meth:`attach` (see the module docstring), else hand
+        it to websockets."""
         if not self.direct:
             super().data_received(data)
             return
@@ -88,57 +103,41 @@ class DirectClientConnection(ClientConnection):
         self._parse(data)
 
     def _parse(self, data: bytes) -> None:
-        size = len(data)
+        """Deliver the frames of ``data`` (to the sink, control frames to websockets) until
+        one is cut short (kept for the next read) or websockets takes it and all that
+        follows."""
         pos = 0
+        size = len(data)
         sink = self._sink
         while pos < size:
-            if self.protocol.state is not State.OPEN:
+            if self.protocol.state is not State.OPEN:  # closing: websockets drops the rest
                 self._give_up(data, pos)
                 return
-            if size - pos < 2:
-                self._wait(data, pos, 2)
+            head = read_header(data, pos)
+            if isinstance(head, int):  # the header is cut short
+                self._wait(data, pos, head)
                 return
-            first, second = data[pos], data[pos + 1]
-            length = second & 0x7F
-            head = 2
-            if length == 126:
-                head = 4
-                if size - pos < head:
-                    self._wait(data, pos, head)
-                    return
-                length = int.from_bytes(data[pos + 2:pos + 4], "big")
-            elif length == 127:
-                head = 10
-                if size - pos < head:
-                    self._wait(data, pos, head)
-                    return
-                length = int.from_bytes(data[pos + 2:pos + 10], "big")
-            if second & 0x80 or length > self._max_size:  # masked by a server, or too big
-                self._give_up(data, pos)
+            first, masked, start, length = head
+            if (masked or length > self._max_size  # masked by a server, or too big
+                    or (first != TEXT_FRAME and (first not in CONTROL_FRAMES or length > 125))):
+                self._give_up(data, pos)  # binary, fragmented, reserved bits or opcodes
                 return
-            end = pos + head + length
-            if first == 0x81:  # FIN, no RSV bits, text
-                if end > size:
-                    self._wait(data, pos, head + length)
-                    return
+            end = start + length
+            if end > size:
+                self._wait(data, pos, end - pos)
+                return
+            if first != TEXT_FRAME:  # close, ping, pong: websockets answers
+                self.passed_frames += 1
+                super().data_received(data[pos:end])
+            else:
                 try:
-                    text = data[pos + head:end].decode()
+                    text = data[start:end].decode()
                 except UnicodeDecodeError:  # websockets fails the connection (1007)
                     self._give_up(data, pos)
                     return
-                pos = end
                 self.direct_frames += 1
                 sink(text)
-            elif first in (0x88, 0x89, 0x8A) and length <= 125:  # close, ping, pong
-                if end > size:
-                    self._wait(data, pos, head + length)
-                    return
-                self.passed_frames += 1
-                super().data_received(data[pos:end])
-                pos = end
-            else:  # binary, fragmented, reserved bits or opcodes: websockets decides
-                self._give_up(data, pos)
-                return
+            pos = end
 
     def _wait(self, data: bytes, pos: int, need: int) -> None:
         """Keep the incomplete frame at ``pos``; parse again once ``need`` bytes of it
@@ -160,21 +159,10 @@ class DirectClientConnection(ClientConnection):
         """Write ``text`` as one masked text frame now; ``False`` (nothing written) when it
         must go through ``await send(text)`` instead: the connection is not open, a
         fragmented message is being sent, or flow control paused writing."""
-        transport = self.transport
-        if (self.protocol.state is not State.OPEN or self.send_in_progress is not None
-                or self.paused or transport.is_closing()):
-            return False
         payload = text.encode()
-        size = len(payload)
-        if size < 126:
-            header = bytes((0x81, 0x80 | size))
-        elif size < 1 << 16:
-            header = b"\x81\xfe" + size.to_bytes(2, "big")
-        else:
-            header = b"\x81\xff" + size.to_bytes(8, "big")
         mask = self._mask()
-        transport.write(header + mask + apply_mask(payload, mask))
-        return True
+        return write_now(self, masked_text_header(len(payload)) + mask
+                         + apply_mask(payload, mask))
 
     def _mask(self) -> bytes:
         at = self._mask_at

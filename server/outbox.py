@@ -19,9 +19,8 @@ from collections.abc import Callable
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
-from websockets.protocol import State
 
-from server.frames import text_header
+from protocol.wsframes import write_texts
 
 SHUTDOWN_REASON = "server shutting down"
 OVERFLOW_CLOSE_S = 1.0
@@ -151,28 +150,11 @@ class Outboxes:
         slowly) gets them queued for its writer task instead."""
         self._flush_due = False
         dirty, self._dirty = self._dirty, []
-        header = text_header
         for outbox in dirty:
             outbox.direct = 0
             texts, outbox.texts = outbox.texts, []
-            ws = outbox.ws
-            if ws is None:
-                continue
-            protocol = ws.protocol
-            writes = protocol.data_to_send()  # websockets' own, if any (it sends at once)
-            if ws.transport.is_closing():
-                continue
-            if protocol.state is State.OPEN:  # else closing meanwhile: messages dropped
-                if ws.paused or protocol.extensions:
-                    outbox.requeue(texts)
-                else:
-                    for text in texts:
-                        writes += (header(len(text)), text)
-            if b"" in writes:  # an end-of-stream marker: websockets writes it its own way
-                protocol.writes[:0] = writes
-                ws.send_data()
-            elif writes:
-                ws.transport.write(b"".join(writes))
+            if outbox.ws is not None and not write_texts(outbox.ws, texts):
+                outbox.requeue(texts)
 
     @property
     def queued_bytes(self) -> int:
