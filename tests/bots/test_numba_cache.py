@@ -17,7 +17,7 @@ import numba
 
 from bots.numba_cache import forget_stale
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_cache_is_dropped_only_when_a_dependency_changed(tmp_path: Path) -> None:

@@ -43,9 +43,10 @@ def flood_args(seeded: Seeded) -> list[str]:
 
 async def _turn_times(admin: AdminClient, store: Database, seed: int) -> list[float]:
     """Play one classic game between the connected bots; the think time the server charged
-    for each move (sending ``your_turn`` to receiving the move)."""
+    for each move (sending ``your_turn`` to receiving the move). The seat seed is the game
+    seed, so the same ``seed`` plays the same game with the same bots' seeds."""
     game = await admin.start_match(StartMatch("classic", "x", ["d"], seed, None,
-                                              TimeControl(60.0, 0.0)))
+                                              TimeControl(60.0, 0.0), seat_seed=seed))
     await admin.result(game, timeout=120)
     record = await asyncio.to_thread(store.load_game, game)
     return [turn.time_used for turn in record.turns if turn.move is not None]
