@@ -17,7 +17,9 @@ answer). Frames the client ignores (``update``, ``move_ok``...) are not validate
 ``your_turn`` is read without the generic validator. Whole text frames come straight from
 the socket's callback and moves go straight to the transport (:mod:`bots.fastws`;
 websockets handles pings, closes and anything unusual); no task per message. A dropped
-connection is resumed with the session's resume token, so running games carry on.
+connection is resumed with the session's resume token, so running games carry on. A client
+that stops (``max_games`` given, Ctrl-C: :meth:`BotClient.leave`) first asks the server for
+no new games (``leave``) and plays out the ones it has, so stopping costs no forfeit.
 
 >>> client = BotClient(lambda: make_bot("random"), "ws://127.0.0.1:1", name="random")
 >>> client.name
@@ -61,6 +63,8 @@ from protocol import (
     GameOver,
     GameStart,
     Hello,
+    Leave,
+    Leaving,
     Message,
     MoveMsg,
     Ping,
@@ -98,7 +102,8 @@ class _Game:
 MAX_FRAME = 2**22
 """Largest frame the client accepts (a classic-board ``game_start`` or view is far below)."""
 
-_HANDLED = frozenset({"welcome", "game_start", "your_turn", "game_over", "ping", "error"})
+_HANDLED = frozenset({"welcome", "game_start", "your_turn", "game_over", "ping", "error",
+                      "leaving"})
 """Message types the client acts on; the other known types are skipped unread."""
 
 _MOVES: dict[str, Move] = {}
@@ -171,7 +176,8 @@ def _side(seat: str) -> str:
 
 
 class BotClient:
-    """Plays games for ``name`` on the server at ``url`` until stopped or ``max_games``."""
+    """Plays games for ``name`` on the server at ``url`` until stopped, or until it has
+    left (:meth:`leave`: after ``max_games`` games, or when asked) and its games are over."""
 
     def __init__(self, factory: Callable[[], Bot], url: str, name: str, version: str = "",
                  token: str | None = None, max_games: int | None = None,
@@ -199,6 +205,13 @@ class BotClient:
         self.retries = retries
         self.games_played = 0
         self.stopped = False
+        #: Games the server gave this client (``max_games`` counts them).
+        self._given: set[str] = set()
+        #: It asked for no new games (:meth:`leave`); the server said so (``leaving``); the
+        #: server does not know ``leave`` (an older one).
+        self.leaving = False
+        self._left = False
+        self._no_leave = False
         self.session: str | None = None
         self._resume: str | None = None
         self._games: dict[str, _Game] = {}
@@ -214,7 +227,8 @@ class BotClient:
         self._slow_sends = 0  # messages of this connection waiting in ``await send``
 
     async def run(self) -> int:
-        """Play until the server goes away for good or ``max_games`` are done."""
+        """Play until the server goes away for good, or until the client has left
+        (``max_games`` given, or :meth:`leave`) and its last game is over."""
         failures = 0
         while not self._done():
             try:
@@ -230,10 +244,23 @@ class BotClient:
                 await asyncio.sleep(delay)
         return self.games_played
 
+    def leave(self) -> None:
+        """Ask the server for no new games (``leave``) and stop once the games in progress
+        are over: no game is lost to a dropped connection. A client that is not connected
+        now asks as soon as it is (and again after a reconnect)."""
+        if self.leaving:
+            return
+        self.leaving = True
+        if self.connected.is_set():
+            self._send(Leave())
+
     def _done(self) -> bool:
         if self.stopped:
             return True
-        return self.max_games is not None and self.games_played >= self.max_games
+        if self._no_leave:  # an older server: stop between games, as before
+            return not self._games or (self.max_games is not None
+                                       and self.games_played >= self.max_games)
+        return self._left and not self._games
 
     async def _session(self) -> None:
         try:
@@ -311,6 +338,12 @@ class BotClient:
                 if self.on_token is not None:
                     self.on_token(msg.token)
             self.connected.set()
+            self._left = False
+            if self.leaving:  # a new session, or a resumed one: ask (again)
+                self._send(Leave())
+        elif isinstance(msg, Leaving):
+            self._left = True
+            log.info("%s: leaving; %d games to finish", self.name, len(msg.games))
         elif isinstance(msg, GameStart):
             self._start(msg)
         elif isinstance(msg, YourTurn):
@@ -323,6 +356,11 @@ class BotClient:
             self._error(msg)
 
     def _error(self, msg: Error) -> None:
+        if msg.code is ErrorCode.UNKNOWN_TYPE and self.leaving and "'leave'" in msg.message:
+            log.warning("%s: the server does not know leave: stopping between games",
+                        self.name)
+            self._no_leave = True
+            return
         if msg.code is ErrorCode.BAD_RESUME_TOKEN:
             self._resume = None  # start a fresh session next time
             raise _ResumeRejected(msg.message)
@@ -331,6 +369,9 @@ class BotClient:
         log.warning("%s: server error %s: %s", self.name, msg.code.value, msg.message)
 
     def _start(self, msg: GameStart) -> None:
+        self._given.add(msg.game)
+        if self.max_games is not None and len(self._given) >= self.max_games:
+            self.leave()  # this game and any already on their way are played out
         key = json.dumps(msg.rules, sort_keys=True)
         rules = self._rules.get(key)
         if rules is None:
@@ -529,12 +570,29 @@ def run_on_loop(main: Coroutine[Any, Any, int], loop: str = "auto") -> int:
 
 
 async def run_client(client: BotClient) -> int:
-    """Run ``client`` until done or SIGINT/SIGTERM; prints one ``connected as NAME`` line
-    to stdout once the server has welcomed it (launchers wait for that line)."""
+    """Run ``client`` until done or interrupted; prints one ``connected as NAME`` line to
+    stdout once the server has welcomed it (launchers wait for that line).
+
+    The first SIGINT (Ctrl-C) of a connected client leaves (:meth:`BotClient.leave`): no
+    new games, the ones in progress played out, then it exits. A second SIGINT, or
+    SIGTERM, stops it at once (its games in progress are then lost when the server's grace
+    period ends)."""
     task = asyncio.create_task(client.run())
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, task.cancel)
+    interrupts = 0
+
+    def interrupted() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts > 1 or not client.connected.is_set():
+            task.cancel()
+            return
+        print(f"{client.name}: leaving: no new games, finishing the games in progress "
+              "(Ctrl-C again to quit now)", file=sys.stderr, flush=True)
+        client.leave()
+
+    loop.add_signal_handler(signal.SIGINT, interrupted)
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
     announce = asyncio.create_task(_announce(client))
     try:
         return await task

@@ -44,7 +44,10 @@ __all__ = ["MRX", "Bot", "Move", "Range", "Ruleset", "View", "run"]
 def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None, *,
         ladder: Sequence[str] | None = None) -> int:
     """Connect ``bot`` (a class or a zero-argument factory) to a server and play until the
-    server shuts down, ``--games`` are played, or the process is interrupted.
+    server shuts down, ``--games`` are played, or the process is interrupted. Either way
+    but a server shutdown it leaves gracefully: once it has been given ``--games`` games,
+    or at the first Ctrl-C, it asks the server for no new games (``leave``), plays out the
+    games it has and exits, so stopping costs no forfeit (a second Ctrl-C quits at once).
 
     Command line: ``--url`` (default ``$YARD_URL``, else ``ws://127.0.0.1:8765``),
     ``--name`` (default ``$YARD_BOT_NAME``, else the class's ``name``), ``--token``,
@@ -71,7 +74,8 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None, *
     parser.add_argument("--register", action="store_true",
                         help="register the name on a server with open registration")
     parser.add_argument("--version", default="")
-    parser.add_argument("--games", type=int)
+    parser.add_argument("--games", type=int, help="leave after this many games (no new "
+                        "ones asked for once they are given; they are played out)")
     parser.add_argument("--ladder", help="comma-separated rulesets of the server's ladder "
                         "to be matched on, e.g. grid5 (yard serve --ladder)")
     parser.add_argument("--max-games", type=int, help="most ladder games at once (default 1)")

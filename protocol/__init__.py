@@ -20,6 +20,8 @@ from protocol.messages import (
     GameOver,
     GameStart,
     Hello,
+    Leave,
+    Leaving,
     ListBots,
     MatchOver,
     MatchResult,
@@ -47,9 +49,9 @@ from protocol.messages import (
 __all__ = [
     "BOT_ERROR_TEXT", "DEFAULT_MAX_SIZE", "MESSAGE_TYPES", "PROTOCOL_VERSION", "BoardMsg",
     "BotErrorMsg", "BotErrorReason", "BotInfo", "Bots", "Clock",
-    "Effort", "Error", "ErrorCode", "GameOver", "GameStart", "Hello", "ListBots", "MatchOver",
-    "MatchResult", "MatchStarted", "Message", "MoveMsg", "MoveOk", "OnTimeout", "Ping",
-    "Play", "Policy", "Pong", "ProtocolError", "Resign", "Role", "Side", "StartMatch",
-    "TimeControl", "Update", "Watch", "Watching", "Welcome", "YourTurn", "decode", "encode",
-    "encode_bytes", "from_json", "to_json",
+    "Effort", "Error", "ErrorCode", "GameOver", "GameStart", "Hello", "Leave", "Leaving",
+    "ListBots", "MatchOver", "MatchResult", "MatchStarted", "Message", "MoveMsg", "MoveOk",
+    "OnTimeout", "Ping", "Play", "Policy", "Pong", "ProtocolError", "Resign", "Role", "Side",
+    "StartMatch", "TimeControl", "Update", "Watch", "Watching", "Welcome", "YourTurn", "decode",
+    "encode", "encode_bytes", "from_json", "to_json",
 ]

@@ -256,6 +256,16 @@ class Resign(Message):
 
 
 @dataclass(frozen=True)
+class Leave(Message):
+    """A bot (or person) asks for no new games: the server starts none on this session
+    from now on, ladder or admin, and the games it has go on to their end. Answered by
+    ``leaving``, which lists them; once they are over the client may close without a
+    forfeit."""
+
+    TYPE: ClassVar[str] = "leave"
+
+
+@dataclass(frozen=True)
 class Ping(Message):
     """Keep-alive; answered by ``pong`` with the same nonce. Either side may send it."""
 
@@ -287,6 +297,15 @@ class Welcome(Message):
     protocol: int
     resumed: list[str] = field(default_factory=list)
     token: str | None = field(default=None, metadata=OMIT_DEFAULT)
+
+
+@dataclass(frozen=True)
+class Leaving(Message):
+    """Reply to ``leave``: no new game starts on this session; ``games`` are the ones it
+    still plays (sorted; empty: it may close now)."""
+
+    TYPE: ClassVar[str] = "leaving"
+    games: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -445,8 +464,8 @@ class MatchOver(MatchOutcome):
 
 MESSAGE_TYPES: dict[str, type[Message]] = {
     cls.TYPE: cls for cls in (
-        Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Resign, Ping, Pong,
-        Welcome,
+        Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Resign, Leave, Ping,
+        Pong, Welcome, Leaving,
         GameStart, YourTurn, MoveOk, Error, Update, GameOver, Watching, BoardMsg, Bots,
         MatchStarted, MatchResult, MatchOver)
 }

@@ -32,6 +32,8 @@ from protocol import (
     ErrorCode,
     GameStart,
     Hello,
+    Leave,
+    Leaving,
     ListBots,
     MatchOver,
     MatchResult,
@@ -251,6 +253,8 @@ class Core:
             return self.ladder_games.play(conn, session, message, now)
         if isinstance(message, Resign):
             return self._resign(conn, session, message, now)
+        if isinstance(message, Leave):
+            return self._leave(conn, session)
         assert isinstance(message, ListBots | StartMatch)
         return self.lobby.handle(conn, session, message, now)
 
@@ -463,6 +467,16 @@ class Core:
         return self.route(match, match.forfeit_session(session.id, Termination.RESIGNED,
                                                         now, "resigned"))
 
+    def _leave(self, conn: Connection, session: Session) -> list[Output]:
+        """``session`` takes no new games from now on (the ladder's, an admin's, a
+        person's); it plays the ones it has to their end."""
+        if not session.leaving:
+            session.leaving = True
+            self.ladder_games.leaving(session)
+            log.info("session %s (%s) is leaving after %d games", session.id, session.name,
+                     len(session.games))
+        return [Send(conn.id, Leaving(sorted(session.games)))]
+
     def _watch(self, conn: Connection, msg: Watch) -> list[Output]:
         match = self.matches.get(msg.game)
         if match is None:
@@ -626,8 +640,8 @@ class Core:
                                     "too many messages; this one was dropped"))]
 
 
-CLIENT_TYPES = (Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Resign, Ping,
-                Pong)
+CLIENT_TYPES = (Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Resign, Leave,
+                Ping, Pong)
 """The message types a client may send; any other is a protocol violation."""
 
 LABEL_LIMIT = 64

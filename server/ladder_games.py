@@ -44,7 +44,14 @@ from server.ladder import (
 )
 from server.match import Match, MatchSpec, Outputs, Player
 from server.outputs import Output, Send, refuse_hello
-from server.session import HUMAN_PREFIX, SERVER_VERSION, Connection, Session, live_bots
+from server.session import (
+    HUMAN_PREFIX,
+    SERVER_VERSION,
+    Connection,
+    Session,
+    live_bots,
+    open_bots,
+)
 
 log = logging.getLogger(__name__)
 
@@ -150,13 +157,22 @@ class LadderGames:
 
     def left(self, session: Session, now: float) -> None:
         """``session`` lost its connection: the ladder forgets what waited for its bot, if
-        no other session of that bot is live."""
+        no other session of that bot takes games."""
         if self.ladder is not None and session.ladder and not self._sessions(session.name):
             self.ladder.left(session.name, self.wall(now) if self.wall else None)
 
-    def _sessions(self, name: str | None = None) -> list[Session]:
-        """Live ladder bot sessions (of bot ``name`` when given)."""
-        return [s for s in live_bots(self.sessions.values())
+    def leaving(self, session: Session) -> None:
+        """``session`` takes no new games (``leave``): the ladder forgets the second games
+        that waited for its bot, if no other session of that bot takes games (the first
+        games are rated on their own, as every game is)."""
+        if self.ladder is not None and session.ladder and not self._sessions(session.name):
+            self.ladder.left(session.name)
+
+    def _sessions(self, name: str | None = None, *, leaving: bool = False) -> list[Session]:
+        """Live ladder bot sessions that take new games (of bot ``name`` when given;
+        ``leaving``: those that are leaving as well)."""
+        live = live_bots if leaving else open_bots
+        return [s for s in live(self.sessions.values())
                 if s.ladder and (name is None or s.name == name)]
 
     def _rules_of(self, name: str) -> frozenset[str]:
@@ -230,7 +246,7 @@ class LadderGames:
             return []
         log.warning("ladder: %s %s", at_fault, paused)
         return [Send(s.conn, Error(ErrorCode.LADDER_PAUSED, paused))
-                for s in self._sessions(at_fault) if s.conn is not None]
+                for s in self._sessions(at_fault, leaving=True) if s.conn is not None]
 
     # ------------------------------------------------------------------ the ladder check
 
@@ -296,7 +312,7 @@ class LadderGames:
         self.ladder.checked(name, reason)
         log.warning("ladder: %s %s", name, reason)
         return [Send(s.conn, Error(ErrorCode.LADDER_CHECK_FAILED, reason))
-                for s in self._sessions(name) if s.conn is not None]
+                for s in self._sessions(name, leaving=True) if s.conn is not None]
 
     # ------------------------------------------------------------------ people's games
 
@@ -350,7 +366,7 @@ class LadderGames:
         with who is connected; empty without a ladder."""
         if self.ladder is None:
             return {}
-        connected = {s.name for s in self._sessions()}
+        connected = {s.name for s in self._sessions(leaving=True)}
         return {rules: self.ladder.standings(rules, connected, now)
                 for rules in self.ladder.rules}
 

@@ -35,6 +35,8 @@ class Session:
     #: Ladder rulesets it asked to be matched on, and its most games at once there.
     ladder: frozenset[str] = frozenset()
     max_games: int = 1
+    #: It asked for no new games (``leave``): it plays the games it has, nothing more.
+    leaving: bool = False
 
 
 @dataclass
@@ -58,3 +60,10 @@ class Connection:
 def live_bots(sessions: Iterable[Session]) -> list[Session]:
     """The bot sessions of ``sessions`` that have a connection now."""
     return [s for s in sessions if s.role is Role.BOT and s.conn is not None]
+
+
+def open_bots(sessions: Iterable[Session]) -> list[Session]:
+    """The bot sessions of ``sessions`` that have a connection now and take new games
+    (not leaving)."""
+    return [s for s in sessions if s.role is Role.BOT and s.conn is not None
+            and not s.leaving]

@@ -30,7 +30,10 @@ from yard.cli.options import BOT_SPEC, OPTION_PAIR
 @click.option("--option", "options", multiple=True, type=OPTION_PAIR, metavar="KEY=VALUE",
               help="Bot option (repeatable; same as BOT_SPEC:KEY=VALUE).")
 @click.option("--seed", type=int, help="Seed for bots created before any game seed arrives.")
-@click.option("--games", type=int, help="Exit after this many games.")
+@click.option("--games", type=click.IntRange(1), metavar="N",
+              help="Leave after N games: once the server has given N, ask it for no new "
+              "ones, play them out and exit (no forfeit). Ctrl-C leaves the same way (a "
+              "second Ctrl-C quits at once).")
 @click.option("--ladder", metavar="RULES[,RULES...]",
               help="Be matched on the server's standing ladder for these rulesets "
               "(yard serve --ladder), e.g. grid5.")
