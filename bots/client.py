@@ -35,7 +35,7 @@ import logging
 import re
 import signal
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,7 @@ from protocol import (
     Ping,
     Pong,
     ProtocolError,
+    Side,
     Welcome,
     YourTurn,
     decode,
@@ -184,8 +185,8 @@ class BotClient:
                  retries: int = len(RESUME_DELAYS), instance: str | None = None,
                  direct: bool = True, register: bool = False,
                  on_token: Callable[[str], None] | None = None,
-                 ladder: Sequence[str] | None = None, concurrent: int | None = None
-                 ) -> None:
+                 ladder: Sequence[str] | None = None, concurrent: int | None = None,
+                 roles: Iterable[str] | None = None) -> None:
         self.factory = factory
         self.url = url
         self.name = name
@@ -202,6 +203,9 @@ class BotClient:
         #: games the server may give it at once there (``hello.max_games``).
         self.ladder = list(ladder) if ladder else None
         self.concurrent = concurrent
+        #: The sides the bot plays there (``hello.roles``; sent only on the ladder, and
+        #: only when it plays one side: both is the server's default).
+        self.roles = None if roles is None else [Side(r) for r in sorted(roles)]
         self.retries = retries
         self.games_played = 0
         self.stopped = False
@@ -244,6 +248,12 @@ class BotClient:
                 await asyncio.sleep(delay)
         return self.games_played
 
+    def _roles(self) -> list[Side] | None:
+        """``hello.roles``: the bot's sides on a ladder when it does not play both."""
+        if self.ladder is None or self.roles is None or set(self.roles) == set(Side):
+            return None
+        return self.roles
+
     def leave(self) -> None:
         """Ask the server for no new games (``leave``) and stop once the games in progress
         are over: no game is lost to a dropped connection. A client that is not connected
@@ -280,7 +290,7 @@ class BotClient:
             await ws.send(encode(Hello(PROTOCOL_VERSION, self.name, self.version, self.token,
                                        self._resume, instance=self.instance,
                                        register=self.register, ladder=self.ladder,
-                                       max_games=self.concurrent)))
+                                       max_games=self.concurrent, roles=self._roles())))
             async for frame in ws:
                 self._frame(frame)
                 if self._failure is not None or self._done():

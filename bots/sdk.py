@@ -58,8 +58,9 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None, *
     ``$YARD_BOT_INSTANCE``), ``--loop`` (``auto``: uvloop when installed; ``asyncio``,
     ``uvloop``), ``--ladder`` (comma-separated rulesets of the server's standing ladder to
     be matched on, added to ``ladder``) and ``--max-games`` (most ladder games at once,
-    default 1). A launcher (``yard tournament run --engine``) sets the variables. Returns
-    games played.
+    default 1). On a ladder a bot class that plays one side only (``roles``) is matched
+    only in that side. A launcher (``yard tournament run --engine``) sets the variables.
+    Returns games played.
 
     Call ``self.report(playouts=..., nodes=..., depth=...)`` in ``choose`` to send the
     move's search effort with it (shown in tournament summaries).
@@ -88,5 +89,6 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None, *
     ladder = list(ladder or ()) + [r for r in (args.ladder or "").split(",") if r]
     client = BotClient(bot, args.url, args.name, args.version, token, args.games,
                        instance=args.instance, register=register, on_token=on_token,
-                       ladder=ladder or None, concurrent=args.max_games)
+                       ladder=ladder or None, concurrent=args.max_games,
+                       roles=getattr(bot, "roles", None))
     return run_on_loop(run_client(client), args.loop)

@@ -41,6 +41,14 @@ class Role(Enum):
     HUMAN = "human"
 
 
+class Side(Enum):
+    """A side of the game: which one a person plays (``play.side``), which ones a bot plays
+    (``hello.roles``)."""
+
+    MRX = "mrx"
+    DETECTIVES = "detectives"
+
+
 class OnTimeout(Enum):
     """What happens when a seat's clock runs out."""
 
@@ -131,7 +139,8 @@ class Hello(Message):
     ``register`` asks a server with open registration for an account under ``name``
     (left out of the frame when false). ``ladder``: the rulesets of the server's standing
     ladder this bot wants to be matched on, at most ``max_games`` games at once (default
-    1); both left out of the frame when null."""
+    1); ``roles``: the sides it plays there and on the Play page (default both); all three
+    left out of the frame when null."""
 
     TYPE: ClassVar[str] = "hello"
     protocol: int
@@ -144,6 +153,7 @@ class Hello(Message):
     register: bool = field(default=False, metadata=OMIT_DEFAULT)
     ladder: list[str] | None = field(default=None, metadata=OMIT_DEFAULT)
     max_games: int | None = field(default=None, metadata=OMIT_DEFAULT)
+    roles: list[Side] | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -226,13 +236,6 @@ class StartMatch(Message):
     instance: str | None = None
     match_over: bool = False
     mrx_seed: int | None = field(default=None, metadata=OMIT_DEFAULT)
-
-
-class Side(Enum):
-    """Which side a person plays (``play.side``)."""
-
-    MRX = "mrx"
-    DETECTIVES = "detectives"
 
 
 @dataclass(frozen=True)

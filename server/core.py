@@ -45,6 +45,7 @@ from protocol import (
     ProtocolError,
     Resign,
     Role,
+    Side,
     StartMatch,
     Watch,
     Welcome,
@@ -377,7 +378,8 @@ class Core:
         session = Session(self.new_id("s"), name, hello.version, hello.role,
                           hello.role is Role.ADMIN, secrets.token_urlsafe(18), conn.id,
                           instance=hello.instance, account=account,
-                          ladder=frozenset(hello.ladder or ()), max_games=hello.max_games or 1)
+                          ladder=frozenset(hello.ladder or ()), max_games=hello.max_games or 1,
+                          roles=frozenset(hello.roles or Side))
         self.sessions[session.id] = session
         conn.session = session
         log.info("session %s: %s %s (%s%s%s%s)", session.id, session.name, session.version,

@@ -11,6 +11,9 @@ result. The policy (also in docs/ladder.md):
   once when both bots have two free game slots; otherwise the second waits for them, and a
   bot waiting for its pair's second game is offered nothing new. A second game whose bot
   left is dropped.
+- **Roles.** A bot plays only the sides it declared (``hello.roles``; default both): two
+  bots meet only if one can play Mister X and the other the detectives, and a match with a
+  one-role bot is a single game in that role, not a pair.
 - **Placement.** A bot with fewer than ``placement`` rated games plays opponents spread
   over the ladder: its k-th placement pair goes to the free opponent whose rank is nearest
   the k-th of the quantiles 1/2, 1/6, 5/6, 1/3, 2/3 (then round again).
@@ -42,6 +45,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from game import Termination, Winner
+from protocol import Side
 
 if TYPE_CHECKING:  # the server's core imports this module: no database code or numpy (the
     # ratings package) until a ladder is made
@@ -111,6 +115,8 @@ class Entrant:
 
     name: str
     rules: frozenset[str] = frozenset()
+    #: The sides it plays (``hello.roles``).
+    roles: frozenset[Side] = frozenset(Side)
     #: Why it is out of matchmaking (``None``: it is not), until when, how many pauses
     #: in a row it had.
     paused: str | None = None
@@ -175,11 +181,13 @@ class Ladder:
 
     # ------------------------------------------------------------------ bots
 
-    def join(self, name: str, rules: Iterable[str]) -> Entrant:
-        """Bot ``name`` connected for ``rules`` (a subset of the ladder's): it is in
-        matchmaking (unless paused)."""
+    def join(self, name: str, rules: Iterable[str], roles: Iterable[Side] = tuple(Side)
+             ) -> Entrant:
+        """Bot ``name`` connected for ``rules`` (a subset of the ladder's), playing
+        ``roles``: it is in matchmaking (unless paused)."""
         entrant = self.entrants.setdefault(name, Entrant(name))
         entrant.rules = frozenset(r for r in rules if r in self.ratings)
+        entrant.roles = frozenset(roles)
         return entrant
 
     def needs_check(self, name: str) -> bool:
@@ -303,18 +311,19 @@ class Ladder:
             if started is None:
                 return out
             first, second = started
-            both = slots[first.mrx] >= 2 and slots[first.detective] >= 2
-            for game in (first, second) if both else (first,):
+            both = second is None or (slots[first.mrx] >= 2 and slots[first.detective] >= 2)
+            for game in (first, second) if both and second else (first,):
                 out.append(game)
                 self._take(slots, game)
-            if not both:
+            if not both and second is not None:
                 self.pending.append(second)
                 waiting.update((first.mrx, first.detective))
 
     def _pair(self, ready: list[str], active: list[str]
-              ) -> tuple[LadderGame, LadderGame] | None:
+              ) -> tuple[LadderGame, LadderGame | None] | None:
         """A new pair among ``ready`` bots (``active``: every connected, unpaused one,
-        busy or not), or ``None`` if no two of them should meet now."""
+        busy or not), or ``None`` if no two of them should meet now. A match with a bot
+        that plays one side only is its one game in that side (the second ``None``)."""
         def games(name: str, rules: str) -> int:
             return self.ratings[rules].rating(name).games
 
@@ -336,7 +345,9 @@ class Ladder:
         seed = self.rng.randrange(2**31)
         first = LadderGame(rules, a, b, seed, self.rng.randrange(2**31), 1)
         second = LadderGame(rules, b, a, seed, self.rng.randrange(2**31), 2)
-        return first, second
+        if not self._can_meet(a, b):  # only b as Mister X against a
+            return LadderGame(rules, b, a, seed, second.mrx_seed, 1), None
+        return first, second if self._can_meet(b, a) else None
 
     def _opponents(self, name: str, rules: str, ready: list[str], active: list[str]
                    ) -> list[str]:
@@ -348,7 +359,8 @@ class Ladder:
             return self.meetings[_meeting(rules, name, b)]
 
         def plays(b: str) -> bool:
-            return b != name and rules in self.entrants[b].rules
+            return b != name and rules in self.entrants[b].rules and (
+                self._can_meet(name, b) or self._can_meet(b, name))
 
         rivals = [b for b in active if plays(b)]
         if not rivals:
@@ -370,6 +382,11 @@ class Ladder:
         fewest = min(met.values())
         weights = [pool.quality(name, b) ** 2 / (1 + met[b] - fewest) for b in others]
         return self.rng.choices(others, weights)[0]
+
+    def _can_meet(self, mrx: str, detective: str) -> bool:
+        """Bot ``mrx`` plays Mister X and ``detective`` the detectives."""
+        return (Side.MRX in self.entrants[mrx].roles
+                and Side.DETECTIVES in self.entrants[detective].roles)
 
     @staticmethod
     def _take(slots: dict[str, int], game: LadderGame) -> None:

@@ -116,19 +116,25 @@ class LadderGames:
                 return refuse_hello(conn.id, ErrorCode.FORBIDDEN,
                                     "this server has no games for people (its operator "
                                     "starts them with yard serve --ladder RULES)")
-            if hello.ladder or hello.register:
+            if hello.ladder or hello.register or hello.roles:
                 return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
-                                    "a person's hello has no ladder or register")
+                                    "a person's hello has no ladder, roles or register")
             return None
         if hello.role is Role.BOT and hello.name.startswith(HUMAN_PREFIX):
             return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
                                 f"bot names may not start with {HUMAN_PREFIX!r} (people's "
                                 "names on this server do)")
-        if hello.ladder is None and hello.max_games is None:
+        if hello.ladder is None and hello.max_games is None and hello.roles is None:
             return None
         if hello.role is not Role.BOT:
             return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
-                                "hello.ladder and hello.max_games are for bots")
+                                "hello.ladder, hello.max_games and hello.roles are for bots")
+        if hello.roles is not None and not hello.roles:
+            return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
+                                "hello.roles is empty: list the sides the bot plays (mrx, "
+                                "detectives), or leave it out for both")
+        if hello.ladder is None and hello.max_games is None:
+            return None
         limit = self.config.ladder_max_games
         if hello.max_games is not None and not 1 <= hello.max_games <= limit:
             return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
@@ -149,10 +155,12 @@ class LadderGames:
         the ladder waits for its check games."""
         if self.ladder is None:
             return []
-        self.ladder.join(session.name, self._rules_of(session.name))
+        entrant = self.ladder.join(session.name, self._rules_of(session.name),
+                                   self._roles_of(session.name))
         checking = {c[0] for c in [*self._checks.values(), *self._check_queue]}
         if self.ladder.needs_check(session.name) and session.name not in checking:
-            self._check_queue.append((session.name, 1, sorted(session.ladder)[0]))
+            leg = 1 if Side.MRX in entrant.roles else 2
+            self._check_queue.append((session.name, leg, sorted(session.ladder)[0]))
         return self.step(now)
 
     def left(self, session: Session, now: float) -> None:
@@ -180,6 +188,12 @@ class LadderGames:
         for session in self._sessions(name):
             rules |= session.ladder
         return rules
+
+    def _roles_of(self, name: str) -> frozenset[Side]:
+        roles: frozenset[Side] = frozenset()
+        for session in self._sessions(name):
+            roles |= session.roles
+        return roles
 
     # ------------------------------------------------------------------ matchmaking
 
@@ -299,7 +313,7 @@ class LadderGames:
             return []
         at_fault = None if outcome.seat is None else match.spec.players[outcome.seat].name
         if at_fault != name:
-            if leg == 1:
+            if leg == 1 and Side.DETECTIVES in self.ladder.entrants[name].roles:
                 self._check_queue.append((name, 2, rules))
             else:
                 self.ladder.checked(name, None)
@@ -352,6 +366,13 @@ class LadderGames:
             raise ProtocolError(ErrorCode.BOT_NOT_CONNECTED,
                                 f"no bot {msg.opponent!r:.40} on this server's "
                                 f"{msg.rules} ladder now")
+        theirs = Side.DETECTIVES if msg.side is Side.MRX else Side.MRX
+        if not any(theirs in s.roles for s in bots):
+            raise ProtocolError(ErrorCode.BAD_MATCH,
+                                f"bot {msg.opponent!r:.40} does not play "
+                                f"{'Mister X' if theirs is Side.MRX else 'the detectives'}: "
+                                "pick the other side or another bot")
+        bots = [s for s in bots if theirs in s.roles]
         free = [s for s in bots if len(s.games) < s.max_games]
         if not free:
             raise ProtocolError(ErrorCode.BOT_BUSY,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from protocol import Hello, Role
+from protocol import Hello, Role, Side
 from server.ratelimit import TokenBucket
 
 SERVER_VERSION = "yard-server/0.1"
@@ -35,6 +35,8 @@ class Session:
     #: Ladder rulesets it asked to be matched on, and its most games at once there.
     ladder: frozenset[str] = frozenset()
     max_games: int = 1
+    #: The sides it plays on the ladder and the Play page (``hello.roles``).
+    roles: frozenset[Side] = frozenset(Side)
     #: It asked for no new games (``leave``): it plays the games it has, nothing more.
     leaving: bool = False
 

@@ -53,7 +53,7 @@ def bot(spec: BotSpec, url: str, token: str | None, token_file: str | None, regi
     client of the server at --url; one process plays many games at once and resumes its
     session after a dropped connection."""
     spec = spec.with_options(options)
-    bot_from_spec(spec, seed)  # fail fast on unknown bots and options
+    probe = bot_from_spec(spec, seed)  # fail fast on unknown bots and options
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     name = display or default_name(spec.ref)
@@ -61,6 +61,6 @@ def bot(spec: BotSpec, url: str, token: str | None, token_file: str | None, regi
     client = BotClient(lambda: bot_from_spec(spec, seed), url, name, version, token, games,
                        instance=instance, register=register, on_token=on_token,
                        ladder=[r for r in (ladder or "").split(",") if r] or None,
-                       concurrent=max_games)
+                       concurrent=max_games, roles=probe.roles)
     played = run_on_loop(run_client(client), loop_name)
     click.echo(f"{client.name}: played {played} games", err=True)
