@@ -196,21 +196,27 @@ class Core:
         for match in list(self.matches.values()):
             if (deadline := match.next_deadline()) is not None and deadline <= now:
                 out += self.route(match, match.tick(now))
-        if self.ladder_games.due:
+        if self.ladder_games.pauses_over(now) or self.ladder_games.due:
             out += self.ladder_games.step(now)
         return out
 
     def next_deadline(self) -> float | None:
-        """When :meth:`tick` next has work, or ``None``. Until a game gets an earlier
-        deadline (:attr:`rearm`), :meth:`tick` has nothing to do before then."""
+        """When :meth:`tick` next has work (a game's clock or grace period, a ladder
+        pause's end), or ``None``. Until a game gets an earlier deadline or a bot a pause
+        (:attr:`rearm`), :meth:`tick` has nothing to do before then."""
         times = [d for m in self.matches.values() if (d := m.next_deadline()) is not None]
+        if (pause := self.ladder_games.next_deadline()) is not None:
+            times.append(pause)
         self._armed = min(times) if times else None
         self.rearm = False
         return self._armed
 
     def _note_deadline(self, match: Match) -> None:
         """Set :attr:`rearm` if ``match`` now has a deadline before the armed one."""
-        deadline = match.next_deadline()
+        self._note_time(match.next_deadline())
+
+    def _note_time(self, deadline: float | None) -> None:
+        """Set :attr:`rearm` if ``deadline`` is before the armed one."""
         if deadline is not None and (self._armed is None or deadline < self._armed):
             self.rearm = True
 
@@ -608,6 +614,7 @@ class Core:
             starter.bucket.credit()
         finished = Finished(record, notify, result)
         out = self.ladder_games.result(match, record, self._now)
+        self._note_time(self.ladder_games.next_deadline())  # a pause that just began
         if notify is None or not spec.notify_over:
             return [*out, finished]
         return [*out, Send(notify, MatchOver(**vars(result))), finished]  # the same fields

@@ -28,8 +28,10 @@ result. The policy (also in docs/ladder.md):
 - **Health.** A bot that forfeits ``pause_after`` games in a row (timeouts, errors, illegal
   moves, disconnects, protocol violations) is paused from matchmaking for ``pause_s``
   seconds (doubled for each pause in a row, reset by a game it finishes without a
-  forfeit); the reason is kept for its page and sent to it. Reconnecting does not lift a
-  pause: a bot whose client reconnects by itself would otherwise never stay paused.
+  forfeit); the reason, with the time it ends, is kept for its page and sent to it (again
+  when it reconnects while paused). Reconnecting does not lift a pause: a bot whose client
+  reconnects by itself would otherwise never stay paused. When the pause ends it is matched
+  again at once (:meth:`Ladder.pause_ends` tells the core when to wake up).
 - **Ratings** live in memory (:class:`ratings.live.LiveRatings` per ruleset), rebuilt from
   the stored games when the server starts, so a bot that leaves and comes back keeps its
   rating.
@@ -39,9 +41,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from game import Termination, Winner
@@ -158,7 +160,8 @@ class Ladder:
 
     def __init__(self, rules: Sequence[str], *, placement: int = 6, pause_after: int = 3,
                  pause_s: float = 600.0, check: bool = False,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None,
+                 wall: Callable[[float], datetime] | None = None) -> None:
         if pause_after < 1 or placement < 0 or pause_s < 0:
             raise ValueError("pause_after must be >= 1, placement and pause_s >= 0")
         from ratings.live import LiveRatings
@@ -170,6 +173,8 @@ class Ladder:
         #: Bots play the check games (:meth:`needs_check`) before they are matched.
         self.check = check
         self.rng = rng or random.SystemRandom()
+        #: ``now`` as a date (when a pause ends, in its reason).
+        self.wall = wall or (lambda t: datetime.fromtimestamp(t, UTC))
         self.ratings: dict[str, LiveRatings] = {r: LiveRatings() for r in self.rules}
         #: People's games against bots, rated in their own pool per ruleset.
         self.play_ratings: dict[str, LiveRatings] = {r: LiveRatings() for r in self.rules}
@@ -214,6 +219,20 @@ class Ladder:
             entrant.forfeits_in_a_row = 0
             return None
         return entrant.paused
+
+    def pause_ends(self) -> float | None:
+        """When the earliest pause ends (``None``: no bot is paused): matchmaking has
+        work then."""
+        ends = [e.paused_until for e in self.entrants.values() if e.paused is not None]
+        return min(ends) if ends else None
+
+    def lift_pauses(self, now: float) -> bool:
+        """Lift every pause over at ``now``; whether there was one."""
+        over = [n for n, e in self.entrants.items()
+                if e.paused is not None and now >= e.paused_until]
+        for name in over:
+            self.paused(name, now)
+        return bool(over)
 
     def left(self, name: str, when: datetime | None = None) -> None:
         """Bot ``name`` has no live connection now (since ``when``): its waiting second
@@ -273,7 +292,8 @@ class Ladder:
             seconds = self.pause_s * 2 ** entrant.pauses
             entrant.pauses += 1
             entrant.paused_until = now + seconds
-            entrant.paused = (f"paused from the ladder for {seconds:.0f} s after "
+            until = self.wall(entrant.paused_until).isoformat(timespec="seconds")
+            entrant.paused = (f"paused from the ladder until {until} ({seconds:.0f} s) after "
                               f"{entrant.forfeits_in_a_row} forfeits in a row (last: "
                               f"{result.termination.value}); fix the bot before then")
             self.left(result.at_fault)

@@ -97,7 +97,8 @@ class LadderGames:
         #: The standing ladder's matchmaking and live ratings (``config.ladder``).
         self.ladder = (Ladder(config.ladder, placement=config.ladder_placement,
                               pause_after=config.ladder_pause_after,
-                              pause_s=config.ladder_pause_s, check=config.ladder_check)
+                              pause_s=config.ladder_pause_s, check=config.ladder_check,
+                              wall=wall)
                        if config.ladder else None)
         #: A ladder or play game ended: the ladder may start games (:meth:`step`).
         self.due = False
@@ -152,16 +153,19 @@ class LadderGames:
 
     def joined(self, session: Session, now: float) -> list[Output]:
         """``session`` (a new session that asked for the ladder) joins it; a bot new to
-        the ladder waits for its check games."""
+        the ladder waits for its check games, a paused one is told until when."""
         if self.ladder is None:
             return []
+        paused = self.ladder.paused(session.name, now)
+        told: list[Output] = ([] if paused is None or session.conn is None else
+                              [Send(session.conn, Error(ErrorCode.LADDER_PAUSED, paused))])
         entrant = self.ladder.join(session.name, self._rules_of(session.name),
                                    self._roles_of(session.name))
         checking = {c[0] for c in [*self._checks.values(), *self._check_queue]}
         if self.ladder.needs_check(session.name) and session.name not in checking:
             leg = 1 if Side.MRX in entrant.roles else 2
             self._check_queue.append((session.name, leg, sorted(session.ladder)[0]))
-        return self.step(now)
+        return [*told, *self.step(now)]
 
     def left(self, session: Session, now: float) -> None:
         """``session`` lost its connection: the ladder forgets what waited for its bot, if
@@ -175,6 +179,15 @@ class LadderGames:
         games are rated on their own, as every game is)."""
         if self.ladder is not None and session.ladder and not self._sessions(session.name):
             self.ladder.left(session.name)
+
+    def next_deadline(self) -> float | None:
+        """When a pause ends (the ladder may start games then), or ``None``."""
+        return None if self.ladder is None else self.ladder.pause_ends()
+
+    def pauses_over(self, now: float) -> bool:
+        """Lift the pauses over at ``now``; whether the ladder may start games (:meth:`step`)
+        because of it."""
+        return self.ladder is not None and self.ladder.lift_pauses(now)
 
     def _sessions(self, name: str | None = None, *, leaving: bool = False) -> list[Session]:
         """Live ladder bot sessions that take new games (of bot ``name`` when given;

@@ -90,7 +90,9 @@ if TYPE_CHECKING:
               "ladder before it is matched near its rating.")
 @click.option("--ladder-pause-after", default=3, show_default=True, type=click.IntRange(1),
               help="Forfeits in a row (timeouts, errors, disconnects...) that pause a bot "
-              "from the ladder until it connects again.")
+              "from the ladder: 10 minutes, doubled for each further pause in a row; the bot "
+              "is told until when (reconnecting does not lift a pause) and is matched again "
+              "as soon as it ends.")
 @click.option("--ladder-check", is_flag=True,
               help="A bot new to the ladder first plays two check games (as Mister X, then "
               "as the detectives) against the server's random player; one that faults "
