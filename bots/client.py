@@ -71,6 +71,7 @@ from protocol import (
     Pong,
     ProtocolError,
     Side,
+    Standing,
     Welcome,
     YourTurn,
     decode,
@@ -104,7 +105,7 @@ MAX_FRAME = 2**22
 """Largest frame the client accepts (a classic-board ``game_start`` or view is far below)."""
 
 _HANDLED = frozenset({"welcome", "game_start", "your_turn", "game_over", "ping", "error",
-                      "leaving"})
+                      "leaving", "standing"})
 """Message types the client acts on; the other known types are skipped unread."""
 
 _MOVES: dict[str, Move] = {}
@@ -216,6 +217,8 @@ class BotClient:
         self.leaving = False
         self._left = False
         self._no_leave = False
+        #: Where the bot stands on each ladder ruleset, after its last game there.
+        self.standings: dict[str, Standing] = {}
         self.session: str | None = None
         self._resume: str | None = None
         self._games: dict[str, _Game] = {}
@@ -308,15 +311,17 @@ class BotClient:
         """Act on one frame. Never raises: a failure (refused resume, refused hello) is
         kept for :meth:`_session` to raise, and the connection closes, as does reaching
         ``max_games``."""
-        if self._failure is not None or self._done():
+        if self._failure is not None:
             return  # the session is ending: later frames are not acted on
+        done = self._done()
         try:
             msg = read_frame(frame)
         except ProtocolError as exc:  # e.g. a message type newer than this client
-            log.warning("%s: ignoring a message: %s", self.name, exc)
+            if not done:
+                log.warning("%s: ignoring a message: %s", self.name, exc)
             return
-        if msg is None:
-            return
+        if msg is None or (done and not isinstance(msg, Standing)):
+            return  # only the standing after its last game is still of interest
         try:
             self._on_message(msg)
         except (ClientError, _ResumeRejected) as exc:
@@ -351,6 +356,12 @@ class BotClient:
             self._left = False
             if self.leaving:  # a new session, or a resumed one: ask (again)
                 self._send(Leave())
+        elif isinstance(msg, Standing):
+            self.standings[msg.rules] = msg
+            rating = msg.rating
+            log.info("%s: %s ladder rank %d of %d (rating %.1f ± %.1f after %d games)",
+                     self.name, msg.rules, msg.rank, msg.of, rating.mu, 2 * rating.sigma,
+                     rating.games)
         elif isinstance(msg, Leaving):
             self._left = True
             log.info("%s: leaving; %d games to finish", self.name, len(msg.games))

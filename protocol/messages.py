@@ -129,6 +129,17 @@ class BotInfo:
     instances: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Rating:
+    """A live ladder rating (OpenSkill): mean ``mu``, uncertainty ``sigma``, ``ordinal``
+    (``mu - 3 sigma``, what the ladder ranks by) and rated ``games``."""
+
+    mu: float
+    sigma: float
+    ordinal: float
+    games: int
+
+
 # ---------------------------------------------------------------- client -> server
 
 
@@ -312,6 +323,21 @@ class Leaving(Message):
 
 
 @dataclass(frozen=True)
+class Standing(Message):
+    """After each of its ladder games (``game``, on ruleset ``rules``), where bot ``name``
+    stands: its live rating after that game and its ``rank`` among the ``of`` rated bots of
+    that ladder (1: the top)."""
+
+    TYPE: ClassVar[str] = "standing"
+    game: str
+    rules: str
+    name: str
+    rating: Rating
+    rank: int
+    of: int
+
+
+@dataclass(frozen=True)
 class GameStart(Message):
     """A game begins (or is resumed) for the seats this connection holds on one side."""
 
@@ -468,7 +494,7 @@ class MatchOver(MatchOutcome):
 MESSAGE_TYPES: dict[str, type[Message]] = {
     cls.TYPE: cls for cls in (
         Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Resign, Leave, Ping,
-        Pong, Welcome, Leaving,
+        Pong, Welcome, Leaving, Standing,
         GameStart, YourTurn, MoveOk, Error, Update, GameOver, Watching, BoardMsg, Bots,
         MatchStarted, MatchResult, MatchOver)
 }

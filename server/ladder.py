@@ -260,6 +260,12 @@ class Ladder:
         """``name``'s live rating on ``rules``."""
         return self.ratings[rules].rating(name)
 
+    def rank(self, rules: str, name: str) -> tuple[int, int]:
+        """``(rank, of)``: ``name``'s place among the rated bots of ``rules`` (1: the top;
+        ``of + 1`` for a bot not rated yet) and how many there are."""
+        ranked = [n for n, _ in self.ratings[rules].ranked()]
+        return (ranked.index(name) + 1 if name in ranked else len(ranked) + 1), len(ranked)
+
     # ------------------------------------------------------------------ results
 
     def result(self, result: Result, now: float) -> str | None:

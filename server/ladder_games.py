@@ -28,8 +28,10 @@ from protocol import (
     Play,
     Policy,
     ProtocolError,
+    Rating,
     Role,
     Side,
+    Standing,
     YourTurn,
 )
 from server.config import ServerConfig
@@ -269,11 +271,33 @@ class LadderGames:
         self.due = True
         paused = self.ladder.result(Result(rules, mrx, detective, outcome.winner,
                                            outcome.termination, at_fault), now)
+        out = self._standings(match, rules)
         if paused is None or at_fault is None:
-            return []
+            return out
         log.warning("ladder: %s %s", at_fault, paused)
-        return [Send(s.conn, Error(ErrorCode.LADDER_PAUSED, paused))
-                for s in self._sessions(at_fault, leaving=True) if s.conn is not None]
+        return [*out, *(Send(s.conn, Error(ErrorCode.LADDER_PAUSED, paused))
+                        for s in self._sessions(at_fault, leaving=True) if s.conn is not None)]
+
+    def _standings(self, match: Match, rules: str) -> list[Output]:
+        """``standing`` to each bot of the ladder game ``match`` that just ended and was
+        rated: its rating and rank now (on the connection that played it)."""
+        assert self.ladder is not None
+        if match.outcome is None or match.outcome.termination is Termination.ABORTED:
+            return []
+        out: list[Output] = []
+        seen: set[str] = set()
+        for player in match.spec.players:
+            session = self.sessions.get(player.session)
+            if player.session in seen or session is None or session.conn is None:
+                continue
+            seen.add(player.session)
+            rating = self.ladder.rating(rules, player.name)
+            rank, of = self.ladder.rank(rules, player.name)
+            out.append(Send(session.conn, Standing(
+                match.game_id, rules, player.name,
+                Rating(round(rating.mu, 3), round(rating.sigma, 3),
+                       round(rating.ordinal, 3), rating.games), rank, of)))
+        return out
 
     # ------------------------------------------------------------------ the ladder check
 
