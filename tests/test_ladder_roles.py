@@ -1,7 +1,7 @@
 """A bot that plays one side only (``hello.roles``) is matched only in that side: the
-sans-I/O core with a fake clock, then a real ``yard serve --ladder grid5 --house rush
---house random``, where ``rush`` (detectives only) used to be matched as Mister X,
-forfeit and be paused."""
+sans-I/O core with a fake clock, then a real ``yard serve --ladder grid5 --house
+rush:name=hunters --house random``, where ``rush`` (detectives only) used to be matched as
+Mister X, forfeit and be paused (and house bots take a ``name=``)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from test_ladder_core import Harness
+from yard_cli import yard_here
 
 from db.models import GameRow
 from game import Termination, Winner
@@ -114,8 +115,9 @@ def _games(db_url: str) -> list[tuple[str, str, str]]:
 
 async def test_house_rush_is_matched_as_the_detectives_only(tmp_path: Path) -> None:
     db_url = f"sqlite:///{tmp_path / 'ladder.db'}"
-    server, url = await start_server(db_url, "--ladder", "grid5", "--house", "rush",
-                                     "--house", "random", stderr_log=tmp_path / "server.log")
+    server, url = await start_server(db_url, "--ladder", "grid5", "--house",
+                                     "rush:name=hunters", "--house", "random",
+                                     stderr_log=tmp_path / "server.log")
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 120 * SCALE
     try:
@@ -125,7 +127,17 @@ async def test_house_rush_is_matched_as_the_detectives_only(tmp_path: Path) -> N
         ladder = await asyncio.to_thread(_get, url.replace("ws://", "http://") + "/api/ladder")
     finally:
         assert await server.stop() == 0
-    assert all(det == "rush" and mrx == "random" for mrx, det, _ in games), games
+    # rush plays under the name its name= option gives it
+    assert all(det == "hunters" and mrx == "random" for mrx, det, _ in games), games
     assert {t for *_, t in games} <= {"caught", "survived", "cornered", "detectives_stuck"}
     rows = {row["name"]: row for row in ladder["ladders"]["grid5"]}
-    assert rows["rush"]["paused"] is None and rows["rush"]["forfeits"] == {}
+    assert rows["hunters"]["paused"] is None and rows["hunters"]["forfeits"] == {}
+
+
+def test_house_names_must_differ_and_be_names(tmp_path: Path) -> None:
+    for houses, problem in [(["random", "random"], "two house bots named 'random'"),
+                            (["greedy:name=human:x"], "name= must be"),
+                            (["greedy:name=", "random"], "name= must be")]:
+        args = [a for h in houses for a in ("--house", h)]
+        out = yard_here("serve", "--ladder", "grid5", *args, cwd=tmp_path)
+        assert out.returncode == 2 and problem in out.stderr, out.stderr
