@@ -17,7 +17,9 @@ answer). Frames the client ignores (``update``, ``move_ok``...) are not validate
 ``your_turn`` is read without the generic validator. Whole text frames come straight from
 the socket's callback and moves go straight to the transport (:mod:`bots.fastws`;
 websockets handles pings, closes and anything unusual); no task per message. A dropped
-connection is resumed with the session's resume token, so running games carry on.
+connection is resumed with the session's resume token, so running games carry on. A client
+that stops (``max_games`` given, Ctrl-C: :meth:`BotClient.leave`) first asks the server for
+no new games (``leave``) and plays out the ones it has, so stopping costs no forfeit.
 
 >>> client = BotClient(lambda: make_bot("random"), "ws://127.0.0.1:1", name="random")
 >>> client.name
@@ -33,7 +35,7 @@ import logging
 import re
 import signal
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,11 +63,15 @@ from protocol import (
     GameOver,
     GameStart,
     Hello,
+    Leave,
+    Leaving,
     Message,
     MoveMsg,
     Ping,
     Pong,
     ProtocolError,
+    Side,
+    Standing,
     Welcome,
     YourTurn,
     decode,
@@ -98,7 +104,8 @@ class _Game:
 MAX_FRAME = 2**22
 """Largest frame the client accepts (a classic-board ``game_start`` or view is far below)."""
 
-_HANDLED = frozenset({"welcome", "game_start", "your_turn", "game_over", "ping", "error"})
+_HANDLED = frozenset({"welcome", "game_start", "your_turn", "game_over", "ping", "error",
+                      "leaving", "standing"})
 """Message types the client acts on; the other known types are skipped unread."""
 
 _MOVES: dict[str, Move] = {}
@@ -171,15 +178,16 @@ def _side(seat: str) -> str:
 
 
 class BotClient:
-    """Plays games for ``name`` on the server at ``url`` until stopped or ``max_games``."""
+    """Plays games for ``name`` on the server at ``url`` until stopped, or until it has
+    left (:meth:`leave`: after ``max_games`` games, or when asked) and its games are over."""
 
     def __init__(self, factory: Callable[[], Bot], url: str, name: str, version: str = "",
                  token: str | None = None, max_games: int | None = None,
                  retries: int = len(RESUME_DELAYS), instance: str | None = None,
                  direct: bool = True, register: bool = False,
                  on_token: Callable[[str], None] | None = None,
-                 ladder: Sequence[str] | None = None, concurrent: int | None = None
-                 ) -> None:
+                 ladder: Sequence[str] | None = None, concurrent: int | None = None,
+                 roles: Iterable[str] | None = None) -> None:
         self.factory = factory
         self.url = url
         self.name = name
@@ -196,9 +204,21 @@ class BotClient:
         #: games the server may give it at once there (``hello.max_games``).
         self.ladder = list(ladder) if ladder else None
         self.concurrent = concurrent
+        #: The sides the bot plays there (``hello.roles``; sent only on the ladder, and
+        #: only when it plays one side: both is the server's default).
+        self.roles = None if roles is None else [Side(r) for r in sorted(roles)]
         self.retries = retries
         self.games_played = 0
         self.stopped = False
+        #: Games the server gave this client (``max_games`` counts them).
+        self._given: set[str] = set()
+        #: It asked for no new games (:meth:`leave`); the server said so (``leaving``); the
+        #: server does not know ``leave`` (an older one).
+        self.leaving = False
+        self._left = False
+        self._no_leave = False
+        #: Where the bot stands on each ladder ruleset, after its last game there.
+        self.standings: dict[str, Standing] = {}
         self.session: str | None = None
         self._resume: str | None = None
         self._games: dict[str, _Game] = {}
@@ -214,7 +234,8 @@ class BotClient:
         self._slow_sends = 0  # messages of this connection waiting in ``await send``
 
     async def run(self) -> int:
-        """Play until the server goes away for good or ``max_games`` are done."""
+        """Play until the server goes away for good, or until the client has left
+        (``max_games`` given, or :meth:`leave`) and its last game is over."""
         failures = 0
         while not self._done():
             try:
@@ -230,10 +251,29 @@ class BotClient:
                 await asyncio.sleep(delay)
         return self.games_played
 
+    def _roles(self) -> list[Side] | None:
+        """``hello.roles``: the bot's sides on a ladder when it does not play both."""
+        if self.ladder is None or self.roles is None or set(self.roles) == set(Side):
+            return None
+        return self.roles
+
+    def leave(self) -> None:
+        """Ask the server for no new games (``leave``) and stop once the games in progress
+        are over: no game is lost to a dropped connection. A client that is not connected
+        now asks as soon as it is (and again after a reconnect)."""
+        if self.leaving:
+            return
+        self.leaving = True
+        if self.connected.is_set():
+            self._send(Leave())
+
     def _done(self) -> bool:
         if self.stopped:
             return True
-        return self.max_games is not None and self.games_played >= self.max_games
+        if self._no_leave:  # an older server: stop between games, as before
+            return not self._games or (self.max_games is not None
+                                       and self.games_played >= self.max_games)
+        return self._left and not self._games
 
     async def _session(self) -> None:
         try:
@@ -253,7 +293,7 @@ class BotClient:
             await ws.send(encode(Hello(PROTOCOL_VERSION, self.name, self.version, self.token,
                                        self._resume, instance=self.instance,
                                        register=self.register, ladder=self.ladder,
-                                       max_games=self.concurrent)))
+                                       max_games=self.concurrent, roles=self._roles())))
             async for frame in ws:
                 self._frame(frame)
                 if self._failure is not None or self._done():
@@ -271,15 +311,17 @@ class BotClient:
         """Act on one frame. Never raises: a failure (refused resume, refused hello) is
         kept for :meth:`_session` to raise, and the connection closes, as does reaching
         ``max_games``."""
-        if self._failure is not None or self._done():
+        if self._failure is not None:
             return  # the session is ending: later frames are not acted on
+        done = self._done()
         try:
             msg = read_frame(frame)
         except ProtocolError as exc:  # e.g. a message type newer than this client
-            log.warning("%s: ignoring a message: %s", self.name, exc)
+            if not done:
+                log.warning("%s: ignoring a message: %s", self.name, exc)
             return
-        if msg is None:
-            return
+        if msg is None or (done and not isinstance(msg, Standing)):
+            return  # only the standing after its last game is still of interest
         try:
             self._on_message(msg)
         except (ClientError, _ResumeRejected) as exc:
@@ -311,6 +353,18 @@ class BotClient:
                 if self.on_token is not None:
                     self.on_token(msg.token)
             self.connected.set()
+            self._left = False
+            if self.leaving:  # a new session, or a resumed one: ask (again)
+                self._send(Leave())
+        elif isinstance(msg, Standing):
+            self.standings[msg.rules] = msg
+            rating = msg.rating
+            log.info("%s: %s ladder rank %d of %d (rating %.1f ± %.1f after %d games)",
+                     self.name, msg.rules, msg.rank, msg.of, rating.mu, 2 * rating.sigma,
+                     rating.games)
+        elif isinstance(msg, Leaving):
+            self._left = True
+            log.info("%s: leaving; %d games to finish", self.name, len(msg.games))
         elif isinstance(msg, GameStart):
             self._start(msg)
         elif isinstance(msg, YourTurn):
@@ -323,6 +377,11 @@ class BotClient:
             self._error(msg)
 
     def _error(self, msg: Error) -> None:
+        if msg.code is ErrorCode.UNKNOWN_TYPE and self.leaving and "'leave'" in msg.message:
+            log.warning("%s: the server does not know leave: stopping between games",
+                        self.name)
+            self._no_leave = True
+            return
         if msg.code is ErrorCode.BAD_RESUME_TOKEN:
             self._resume = None  # start a fresh session next time
             raise _ResumeRejected(msg.message)
@@ -331,6 +390,9 @@ class BotClient:
         log.warning("%s: server error %s: %s", self.name, msg.code.value, msg.message)
 
     def _start(self, msg: GameStart) -> None:
+        self._given.add(msg.game)
+        if self.max_games is not None and len(self._given) >= self.max_games:
+            self.leave()  # this game and any already on their way are played out
         key = json.dumps(msg.rules, sort_keys=True)
         rules = self._rules.get(key)
         if rules is None:
@@ -529,12 +591,29 @@ def run_on_loop(main: Coroutine[Any, Any, int], loop: str = "auto") -> int:
 
 
 async def run_client(client: BotClient) -> int:
-    """Run ``client`` until done or SIGINT/SIGTERM; prints one ``connected as NAME`` line
-    to stdout once the server has welcomed it (launchers wait for that line)."""
+    """Run ``client`` until done or interrupted; prints one ``connected as NAME`` line to
+    stdout once the server has welcomed it (launchers wait for that line).
+
+    The first SIGINT (Ctrl-C) of a connected client leaves (:meth:`BotClient.leave`): no
+    new games, the ones in progress played out, then it exits. A second SIGINT, or
+    SIGTERM, stops it at once (its games in progress are then lost when the server's grace
+    period ends)."""
     task = asyncio.create_task(client.run())
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, task.cancel)
+    interrupts = 0
+
+    def interrupted() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts > 1 or not client.connected.is_set():
+            task.cancel()
+            return
+        print(f"{client.name}: leaving: no new games, finishing the games in progress "
+              "(Ctrl-C again to quit now)", file=sys.stderr, flush=True)
+        client.leave()
+
+    loop.add_signal_handler(signal.SIGINT, interrupted)
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
     announce = asyncio.create_task(_announce(client))
     try:
         return await task

@@ -44,7 +44,10 @@ __all__ = ["MRX", "Bot", "Move", "Range", "Ruleset", "View", "run"]
 def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None, *,
         ladder: Sequence[str] | None = None) -> int:
     """Connect ``bot`` (a class or a zero-argument factory) to a server and play until the
-    server shuts down, ``--games`` are played, or the process is interrupted.
+    server shuts down, ``--games`` are played, or the process is interrupted. Either way
+    but a server shutdown it leaves gracefully: once it has been given ``--games`` games,
+    or at the first Ctrl-C, it asks the server for no new games (``leave``), plays out the
+    games it has and exits, so stopping costs no forfeit (a second Ctrl-C quits at once).
 
     Command line: ``--url`` (default ``$YARD_URL``, else ``ws://127.0.0.1:8765``),
     ``--name`` (default ``$YARD_BOT_NAME``, else the class's ``name``), ``--token``,
@@ -55,8 +58,9 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None, *
     ``$YARD_BOT_INSTANCE``), ``--loop`` (``auto``: uvloop when installed; ``asyncio``,
     ``uvloop``), ``--ladder`` (comma-separated rulesets of the server's standing ladder to
     be matched on, added to ``ladder``) and ``--max-games`` (most ladder games at once,
-    default 1). A launcher (``yard tournament run --engine``) sets the variables. Returns
-    games played.
+    default 1). On a ladder a bot class that plays one side only (``roles``) is matched
+    only in that side. A launcher (``yard tournament run --engine``) sets the variables.
+    Returns games played.
 
     Call ``self.report(playouts=..., nodes=..., depth=...)`` in ``choose`` to send the
     move's search effort with it (shown in tournament summaries).
@@ -71,7 +75,8 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None, *
     parser.add_argument("--register", action="store_true",
                         help="register the name on a server with open registration")
     parser.add_argument("--version", default="")
-    parser.add_argument("--games", type=int)
+    parser.add_argument("--games", type=int, help="leave after this many games (no new "
+                        "ones asked for once they are given; they are played out)")
     parser.add_argument("--ladder", help="comma-separated rulesets of the server's ladder "
                         "to be matched on, e.g. grid5 (yard serve --ladder)")
     parser.add_argument("--max-games", type=int, help="most ladder games at once (default 1)")
@@ -84,5 +89,6 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None, *
     ladder = list(ladder or ()) + [r for r in (args.ladder or "").split(",") if r]
     client = BotClient(bot, args.url, args.name, args.version, token, args.games,
                        instance=args.instance, register=register, on_token=on_token,
-                       ladder=ladder or None, concurrent=args.max_games)
+                       ladder=ladder or None, concurrent=args.max_games,
+                       roles=getattr(bot, "roles", None))
     return run_on_loop(run_client(client), args.loop)

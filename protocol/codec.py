@@ -259,6 +259,8 @@ def _dump(value: Any) -> Any:
     if isinstance(value, _PLAIN):
         return value
     if isinstance(value, list):
+        if value and isinstance(value[0], Enum):  # hello.roles
+            return [v.value for v in value]
         return [_dump(v) for v in value] if value and _is_instance(value[0]) else value
     if _is_instance(value):
         return {name: _dump(getattr(value, name)) for name in _field_names(type(value)) or ()}

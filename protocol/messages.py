@@ -41,6 +41,14 @@ class Role(Enum):
     HUMAN = "human"
 
 
+class Side(Enum):
+    """A side of the game: which one a person plays (``play.side``), which ones a bot plays
+    (``hello.roles``)."""
+
+    MRX = "mrx"
+    DETECTIVES = "detectives"
+
+
 class OnTimeout(Enum):
     """What happens when a seat's clock runs out."""
 
@@ -121,6 +129,17 @@ class BotInfo:
     instances: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Rating:
+    """A live ladder rating (OpenSkill): mean ``mu``, uncertainty ``sigma``, ``ordinal``
+    (``mu - 3 sigma``, what the ladder ranks by) and rated ``games``."""
+
+    mu: float
+    sigma: float
+    ordinal: float
+    games: int
+
+
 # ---------------------------------------------------------------- client -> server
 
 
@@ -131,7 +150,8 @@ class Hello(Message):
     ``register`` asks a server with open registration for an account under ``name``
     (left out of the frame when false). ``ladder``: the rulesets of the server's standing
     ladder this bot wants to be matched on, at most ``max_games`` games at once (default
-    1); both left out of the frame when null."""
+    1); ``roles``: the sides it plays there and on the Play page (default both); all three
+    left out of the frame when null."""
 
     TYPE: ClassVar[str] = "hello"
     protocol: int
@@ -144,6 +164,7 @@ class Hello(Message):
     register: bool = field(default=False, metadata=OMIT_DEFAULT)
     ladder: list[str] | None = field(default=None, metadata=OMIT_DEFAULT)
     max_games: int | None = field(default=None, metadata=OMIT_DEFAULT)
+    roles: list[Side] | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -232,13 +253,6 @@ class StartMatch(Message):
     seat_seed: int | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
-class Side(Enum):
-    """Which side a person plays (``play.side``)."""
-
-    MRX = "mrx"
-    DETECTIVES = "detectives"
-
-
 @dataclass(frozen=True)
 class Play(Message):
     """A person (``hello`` role ``human``) asks for a game on ``rules`` as ``side``
@@ -257,6 +271,16 @@ class Resign(Message):
 
     TYPE: ClassVar[str] = "resign"
     game: str
+
+
+@dataclass(frozen=True)
+class Leave(Message):
+    """A bot (or person) asks for no new games: the server starts none on this session
+    from now on, ladder or admin, and the games it has go on to their end. Answered by
+    ``leaving``, which lists them; once they are over the client may close without a
+    forfeit."""
+
+    TYPE: ClassVar[str] = "leave"
 
 
 @dataclass(frozen=True)
@@ -291,6 +315,30 @@ class Welcome(Message):
     protocol: int
     resumed: list[str] = field(default_factory=list)
     token: str | None = field(default=None, metadata=OMIT_DEFAULT)
+
+
+@dataclass(frozen=True)
+class Leaving(Message):
+    """Reply to ``leave``: no new game starts on this session; ``games`` are the ones it
+    still plays (sorted; empty: it may close now)."""
+
+    TYPE: ClassVar[str] = "leaving"
+    games: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Standing(Message):
+    """After each of its ladder games (``game``, on ruleset ``rules``), where bot ``name``
+    stands: its live rating after that game and its ``rank`` among the ``of`` rated bots of
+    that ladder (1: the top)."""
+
+    TYPE: ClassVar[str] = "standing"
+    game: str
+    rules: str
+    name: str
+    rating: Rating
+    rank: int
+    of: int
 
 
 @dataclass(frozen=True)
@@ -449,8 +497,8 @@ class MatchOver(MatchOutcome):
 
 MESSAGE_TYPES: dict[str, type[Message]] = {
     cls.TYPE: cls for cls in (
-        Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Resign, Ping, Pong,
-        Welcome,
+        Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Resign, Leave, Ping,
+        Pong, Welcome, Leaving, Standing,
         GameStart, YourTurn, MoveOk, Error, Update, GameOver, Watching, BoardMsg, Bots,
         MatchStarted, MatchResult, MatchOver)
 }

@@ -32,6 +32,8 @@ from protocol import (
     ErrorCode,
     GameStart,
     Hello,
+    Leave,
+    Leaving,
     ListBots,
     MatchOver,
     MatchResult,
@@ -43,6 +45,7 @@ from protocol import (
     ProtocolError,
     Resign,
     Role,
+    Side,
     StartMatch,
     Watch,
     Welcome,
@@ -198,21 +201,27 @@ class Core:
         for match in list(self.matches.values()):
             if (deadline := match.next_deadline()) is not None and deadline <= now:
                 out += self.route(match, match.tick(now))
-        if self.ladder_games.due:
+        if self.ladder_games.pauses_over(now) or self.ladder_games.due:
             out += self.ladder_games.step(now)
         return out
 
     def next_deadline(self) -> float | None:
-        """When :meth:`tick` next has work, or ``None``. Until a game gets an earlier
-        deadline (:attr:`rearm`), :meth:`tick` has nothing to do before then."""
+        """When :meth:`tick` next has work (a game's clock or grace period, a ladder
+        pause's end), or ``None``. Until a game gets an earlier deadline or a bot a pause
+        (:attr:`rearm`), :meth:`tick` has nothing to do before then."""
         times = [d for m in self.matches.values() if (d := m.next_deadline()) is not None]
+        if (pause := self.ladder_games.next_deadline()) is not None:
+            times.append(pause)
         self._armed = min(times) if times else None
         self.rearm = False
         return self._armed
 
     def _note_deadline(self, match: Match) -> None:
         """Set :attr:`rearm` if ``match`` now has a deadline before the armed one."""
-        deadline = match.next_deadline()
+        self._note_time(match.next_deadline())
+
+    def _note_time(self, deadline: float | None) -> None:
+        """Set :attr:`rearm` if ``deadline`` is before the armed one."""
         if deadline is not None and (self._armed is None or deadline < self._armed):
             self.rearm = True
 
@@ -256,6 +265,8 @@ class Core:
             return self.ladder_games.play(conn, session, message, now)
         if isinstance(message, Resign):
             return self._resign(conn, session, message, now)
+        if isinstance(message, Leave):
+            return self._leave(conn, session)
         assert isinstance(message, ListBots | StartMatch)
         return self.lobby.handle(conn, session, message, now)
 
@@ -378,7 +389,8 @@ class Core:
         session = Session(self.new_id("s"), name, hello.version, hello.role,
                           hello.role is Role.ADMIN, secrets.token_urlsafe(18), conn.id,
                           instance=hello.instance, account=account,
-                          ladder=frozenset(hello.ladder or ()), max_games=hello.max_games or 1)
+                          ladder=frozenset(hello.ladder or ()), max_games=hello.max_games or 1,
+                          roles=frozenset(hello.roles or Side))
         self.sessions[session.id] = session
         conn.session = session
         log.info("session %s: %s %s (%s%s%s%s)", session.id, session.name, session.version,
@@ -467,6 +479,16 @@ class Core:
                                         msg.game[:40]))]
         return self.route(match, match.forfeit_session(session.id, Termination.RESIGNED,
                                                         now, "resigned"))
+
+    def _leave(self, conn: Connection, session: Session) -> list[Output]:
+        """``session`` takes no new games from now on (the ladder's, an admin's, a
+        person's); it plays the ones it has to their end."""
+        if not session.leaving:
+            session.leaving = True
+            self.ladder_games.leaving(session)
+            log.info("session %s (%s) is leaving after %d games", session.id, session.name,
+                     len(session.games))
+        return [Send(conn.id, Leaving(sorted(session.games)))]
 
     def _watch(self, conn: Connection, msg: Watch) -> list[Output]:
         match = self.matches.get(msg.game)
@@ -601,6 +623,7 @@ class Core:
             starter.bucket.credit()
         finished = Finished(record, notify, result)
         out = self.ladder_games.result(match, record, self._now)
+        self._note_time(self.ladder_games.next_deadline())  # a pause that just began
         if notify is None or not spec.notify_over:
             return [*out, finished]
         return [*out, Send(notify, MatchOver(**vars(result))), finished]  # the same fields
@@ -635,8 +658,8 @@ class Core:
                                     "too many messages; this one was dropped"))]
 
 
-CLIENT_TYPES = (Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Resign, Ping,
-                Pong)
+CLIENT_TYPES = (Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Resign, Leave,
+                Ping, Pong)
 """The message types a client may send; any other is a protocol violation."""
 
 LABEL_LIMIT = 64

@@ -11,6 +11,9 @@ result. The policy (also in docs/ladder.md):
   once when both bots have two free game slots; otherwise the second waits for them, and a
   bot waiting for its pair's second game is offered nothing new. A second game whose bot
   left is dropped.
+- **Roles.** A bot plays only the sides it declared (``hello.roles``; default both): two
+  bots meet only if one can play Mister X and the other the detectives, and a match with a
+  one-role bot is a single game in that role, not a pair.
 - **Placement.** A bot with fewer than ``placement`` rated games plays opponents spread
   over the ladder: its k-th placement pair goes to the free opponent whose rank is nearest
   the k-th of the quantiles 1/2, 1/6, 5/6, 1/3, 2/3 (then round again).
@@ -25,8 +28,10 @@ result. The policy (also in docs/ladder.md):
 - **Health.** A bot that forfeits ``pause_after`` games in a row (timeouts, errors, illegal
   moves, disconnects, protocol violations) is paused from matchmaking for ``pause_s``
   seconds (doubled for each pause in a row, reset by a game it finishes without a
-  forfeit); the reason is kept for its page and sent to it. Reconnecting does not lift a
-  pause: a bot whose client reconnects by itself would otherwise never stay paused.
+  forfeit); the reason, with the time it ends, is kept for its page and sent to it (again
+  when it reconnects while paused). Reconnecting does not lift a pause: a bot whose client
+  reconnects by itself would otherwise never stay paused. When the pause ends it is matched
+  again at once (:meth:`Ladder.pause_ends` tells the core when to wake up).
 - **Ratings** live in memory (:class:`ratings.live.LiveRatings` per ruleset), rebuilt from
   the stored games when the server starts, so a bot that leaves and comes back keeps its
   rating.
@@ -36,12 +41,13 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from game import Termination, Winner
+from protocol import Side
 from records import PoolGame
 
 if TYPE_CHECKING:  # the server's core imports this module: no numpy (the ratings package)
@@ -111,6 +117,8 @@ class Entrant:
 
     name: str
     rules: frozenset[str] = frozenset()
+    #: The sides it plays (``hello.roles``).
+    roles: frozenset[Side] = frozenset(Side)
     #: Why it is out of matchmaking (``None``: it is not), until when, how many pauses
     #: in a row it had.
     paused: str | None = None
@@ -152,7 +160,8 @@ class Ladder:
 
     def __init__(self, rules: Sequence[str], *, placement: int = 6, pause_after: int = 3,
                  pause_s: float = 600.0, check: bool = False,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None,
+                 wall: Callable[[float], datetime] | None = None) -> None:
         if pause_after < 1 or placement < 0 or pause_s < 0:
             raise ValueError("pause_after must be >= 1, placement and pause_s >= 0")
         from ratings.live import LiveRatings
@@ -164,6 +173,8 @@ class Ladder:
         #: Bots play the check games (:meth:`needs_check`) before they are matched.
         self.check = check
         self.rng = rng or random.SystemRandom()
+        #: ``now`` as a date (when a pause ends, in its reason).
+        self.wall = wall or (lambda t: datetime.fromtimestamp(t, UTC))
         self.ratings: dict[str, LiveRatings] = {r: LiveRatings() for r in self.rules}
         #: People's games against bots, rated in their own pool per ruleset.
         self.play_ratings: dict[str, LiveRatings] = {r: LiveRatings() for r in self.rules}
@@ -175,11 +186,13 @@ class Ladder:
 
     # ------------------------------------------------------------------ bots
 
-    def join(self, name: str, rules: Iterable[str]) -> Entrant:
-        """Bot ``name`` connected for ``rules`` (a subset of the ladder's): it is in
-        matchmaking (unless paused)."""
+    def join(self, name: str, rules: Iterable[str], roles: Iterable[Side] = tuple(Side)
+             ) -> Entrant:
+        """Bot ``name`` connected for ``rules`` (a subset of the ladder's), playing
+        ``roles``: it is in matchmaking (unless paused)."""
         entrant = self.entrants.setdefault(name, Entrant(name))
         entrant.rules = frozenset(r for r in rules if r in self.ratings)
+        entrant.roles = frozenset(roles)
         return entrant
 
     def needs_check(self, name: str) -> bool:
@@ -207,6 +220,20 @@ class Ladder:
             return None
         return entrant.paused
 
+    def pause_ends(self) -> float | None:
+        """When the earliest pause ends (``None``: no bot is paused): matchmaking has
+        work then."""
+        ends = [e.paused_until for e in self.entrants.values() if e.paused is not None]
+        return min(ends) if ends else None
+
+    def lift_pauses(self, now: float) -> bool:
+        """Lift every pause over at ``now``; whether there was one."""
+        over = [n for n, e in self.entrants.items()
+                if e.paused is not None and now >= e.paused_until]
+        for name in over:
+            self.paused(name, now)
+        return bool(over)
+
     def left(self, name: str, when: datetime | None = None) -> None:
         """Bot ``name`` has no live connection now (since ``when``): its waiting second
         games are dropped (the first game of each is rated on its own, as every game
@@ -232,6 +259,12 @@ class Ladder:
     def rating(self, rules: str, name: str) -> LiveRating:
         """``name``'s live rating on ``rules``."""
         return self.ratings[rules].rating(name)
+
+    def rank(self, rules: str, name: str) -> tuple[int, int]:
+        """``(rank, of)``: ``name``'s place among the rated bots of ``rules`` (1: the top;
+        ``of + 1`` for a bot not rated yet) and how many there are."""
+        ranked = [n for n, _ in self.ratings[rules].ranked()]
+        return (ranked.index(name) + 1 if name in ranked else len(ranked) + 1), len(ranked)
 
     # ------------------------------------------------------------------ results
 
@@ -265,7 +298,8 @@ class Ladder:
             seconds = self.pause_s * 2 ** entrant.pauses
             entrant.pauses += 1
             entrant.paused_until = now + seconds
-            entrant.paused = (f"paused from the ladder for {seconds:.0f} s after "
+            until = self.wall(entrant.paused_until).isoformat(timespec="seconds")
+            entrant.paused = (f"paused from the ladder until {until} ({seconds:.0f} s) after "
                               f"{entrant.forfeits_in_a_row} forfeits in a row (last: "
                               f"{result.termination.value}); fix the bot before then")
             self.left(result.at_fault)
@@ -303,18 +337,19 @@ class Ladder:
             if started is None:
                 return out
             first, second = started
-            both = slots[first.mrx] >= 2 and slots[first.detective] >= 2
-            for game in (first, second) if both else (first,):
+            both = second is None or (slots[first.mrx] >= 2 and slots[first.detective] >= 2)
+            for game in (first, second) if both and second else (first,):
                 out.append(game)
                 self._take(slots, game)
-            if not both:
+            if not both and second is not None:
                 self.pending.append(second)
                 waiting.update((first.mrx, first.detective))
 
     def _pair(self, ready: list[str], active: list[str]
-              ) -> tuple[LadderGame, LadderGame] | None:
+              ) -> tuple[LadderGame, LadderGame | None] | None:
         """A new pair among ``ready`` bots (``active``: every connected, unpaused one,
-        busy or not), or ``None`` if no two of them should meet now."""
+        busy or not), or ``None`` if no two of them should meet now. A match with a bot
+        that plays one side only is its one game in that side (the second ``None``)."""
         def games(name: str, rules: str) -> int:
             return self.ratings[rules].rating(name).games
 
@@ -336,7 +371,9 @@ class Ladder:
         seed = self.rng.randrange(2**31)
         first = LadderGame(rules, a, b, seed, self.rng.randrange(2**31), 1)
         second = LadderGame(rules, b, a, seed, self.rng.randrange(2**31), 2)
-        return first, second
+        if not self._can_meet(a, b):  # only b as Mister X against a
+            return LadderGame(rules, b, a, seed, second.mrx_seed, 1), None
+        return first, second if self._can_meet(b, a) else None
 
     def _opponents(self, name: str, rules: str, ready: list[str], active: list[str]
                    ) -> list[str]:
@@ -348,7 +385,8 @@ class Ladder:
             return self.meetings[_meeting(rules, name, b)]
 
         def plays(b: str) -> bool:
-            return b != name and rules in self.entrants[b].rules
+            return b != name and rules in self.entrants[b].rules and (
+                self._can_meet(name, b) or self._can_meet(b, name))
 
         rivals = [b for b in active if plays(b)]
         if not rivals:
@@ -370,6 +408,11 @@ class Ladder:
         fewest = min(met.values())
         weights = [pool.quality(name, b) ** 2 / (1 + met[b] - fewest) for b in others]
         return self.rng.choices(others, weights)[0]
+
+    def _can_meet(self, mrx: str, detective: str) -> bool:
+        """Bot ``mrx`` plays Mister X and ``detective`` the detectives."""
+        return (Side.MRX in self.entrants[mrx].roles
+                and Side.DETECTIVES in self.entrants[detective].roles)
 
     @staticmethod
     def _take(slots: dict[str, int], game: LadderGame) -> None:

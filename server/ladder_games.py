@@ -27,8 +27,10 @@ from protocol import (
     Play,
     Policy,
     ProtocolError,
+    Rating,
     Role,
     Side,
+    Standing,
     YourTurn,
 )
 from records import GameRecord
@@ -44,7 +46,14 @@ from server.ladder import (
 )
 from server.match import Match, MatchSpec, Outputs, Player
 from server.outputs import Output, Send, refuse_hello
-from server.session import HUMAN_PREFIX, SERVER_VERSION, Connection, Session, live_bots
+from server.session import (
+    HUMAN_PREFIX,
+    SERVER_VERSION,
+    Connection,
+    Session,
+    live_bots,
+    open_bots,
+)
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +99,8 @@ class LadderGames:
         #: The standing ladder's matchmaking and live ratings (``config.ladder``).
         self.ladder = (Ladder(config.ladder, placement=config.ladder_placement,
                               pause_after=config.ladder_pause_after,
-                              pause_s=config.ladder_pause_s, check=config.ladder_check)
+                              pause_s=config.ladder_pause_s, check=config.ladder_check,
+                              wall=wall)
                        if config.ladder else None)
         #: A ladder or play game ended: the ladder may start games (:meth:`step`).
         self.due = False
@@ -109,19 +119,25 @@ class LadderGames:
                 return refuse_hello(conn.id, ErrorCode.FORBIDDEN,
                                     "this server has no games for people (its operator "
                                     "starts them with yard serve --ladder RULES)")
-            if hello.ladder or hello.register:
+            if hello.ladder or hello.register or hello.roles:
                 return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
-                                    "a person's hello has no ladder or register")
+                                    "a person's hello has no ladder, roles or register")
             return None
         if hello.role is Role.BOT and hello.name.startswith(HUMAN_PREFIX):
             return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
                                 f"bot names may not start with {HUMAN_PREFIX!r} (people's "
                                 "names on this server do)")
-        if hello.ladder is None and hello.max_games is None:
+        if hello.ladder is None and hello.max_games is None and hello.roles is None:
             return None
         if hello.role is not Role.BOT:
             return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
-                                "hello.ladder and hello.max_games are for bots")
+                                "hello.ladder, hello.max_games and hello.roles are for bots")
+        if hello.roles is not None and not hello.roles:
+            return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
+                                "hello.roles is empty: list the sides the bot plays (mrx, "
+                                "detectives), or leave it out for both")
+        if hello.ladder is None and hello.max_games is None:
+            return None
         limit = self.config.ladder_max_games
         if hello.max_games is not None and not 1 <= hello.max_games <= limit:
             return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
@@ -139,24 +155,47 @@ class LadderGames:
 
     def joined(self, session: Session, now: float) -> list[Output]:
         """``session`` (a new session that asked for the ladder) joins it; a bot new to
-        the ladder waits for its check games."""
+        the ladder waits for its check games, a paused one is told until when."""
         if self.ladder is None:
             return []
-        self.ladder.join(session.name, self._rules_of(session.name))
+        paused = self.ladder.paused(session.name, now)
+        told: list[Output] = ([] if paused is None or session.conn is None else
+                              [Send(session.conn, Error(ErrorCode.LADDER_PAUSED, paused))])
+        entrant = self.ladder.join(session.name, self._rules_of(session.name),
+                                   self._roles_of(session.name))
         checking = {c[0] for c in [*self._checks.values(), *self._check_queue]}
         if self.ladder.needs_check(session.name) and session.name not in checking:
-            self._check_queue.append((session.name, 1, sorted(session.ladder)[0]))
-        return self.step(now)
+            leg = 1 if Side.MRX in entrant.roles else 2
+            self._check_queue.append((session.name, leg, sorted(session.ladder)[0]))
+        return [*told, *self.step(now)]
 
     def left(self, session: Session, now: float) -> None:
         """``session`` lost its connection: the ladder forgets what waited for its bot, if
-        no other session of that bot is live."""
+        no other session of that bot takes games."""
         if self.ladder is not None and session.ladder and not self._sessions(session.name):
             self.ladder.left(session.name, self.wall(now) if self.wall else None)
 
-    def _sessions(self, name: str | None = None) -> list[Session]:
-        """Live ladder bot sessions (of bot ``name`` when given)."""
-        return [s for s in live_bots(self.sessions.values())
+    def leaving(self, session: Session) -> None:
+        """``session`` takes no new games (``leave``): the ladder forgets the second games
+        that waited for its bot, if no other session of that bot takes games (the first
+        games are rated on their own, as every game is)."""
+        if self.ladder is not None and session.ladder and not self._sessions(session.name):
+            self.ladder.left(session.name)
+
+    def next_deadline(self) -> float | None:
+        """When a pause ends (the ladder may start games then), or ``None``."""
+        return None if self.ladder is None else self.ladder.pause_ends()
+
+    def pauses_over(self, now: float) -> bool:
+        """Lift the pauses over at ``now``; whether the ladder may start games (:meth:`step`)
+        because of it."""
+        return self.ladder is not None and self.ladder.lift_pauses(now)
+
+    def _sessions(self, name: str | None = None, *, leaving: bool = False) -> list[Session]:
+        """Live ladder bot sessions that take new games (of bot ``name`` when given;
+        ``leaving``: those that are leaving as well)."""
+        live = live_bots if leaving else open_bots
+        return [s for s in live(self.sessions.values())
                 if s.ladder and (name is None or s.name == name)]
 
     def _rules_of(self, name: str) -> frozenset[str]:
@@ -164,6 +203,12 @@ class LadderGames:
         for session in self._sessions(name):
             rules |= session.ladder
         return rules
+
+    def _roles_of(self, name: str) -> frozenset[Side]:
+        roles: frozenset[Side] = frozenset()
+        for session in self._sessions(name):
+            roles |= session.roles
+        return roles
 
     # ------------------------------------------------------------------ matchmaking
 
@@ -226,11 +271,33 @@ class LadderGames:
         self.due = True
         paused = self.ladder.result(Result(rules, mrx, detective, outcome.winner,
                                            outcome.termination, at_fault), now)
+        out = self._standings(match, rules)
         if paused is None or at_fault is None:
-            return []
+            return out
         log.warning("ladder: %s %s", at_fault, paused)
-        return [Send(s.conn, Error(ErrorCode.LADDER_PAUSED, paused))
-                for s in self._sessions(at_fault) if s.conn is not None]
+        return [*out, *(Send(s.conn, Error(ErrorCode.LADDER_PAUSED, paused))
+                        for s in self._sessions(at_fault, leaving=True) if s.conn is not None)]
+
+    def _standings(self, match: Match, rules: str) -> list[Output]:
+        """``standing`` to each bot of the ladder game ``match`` that just ended and was
+        rated: its rating and rank now (on the connection that played it)."""
+        assert self.ladder is not None
+        if match.outcome is None or match.outcome.termination is Termination.ABORTED:
+            return []
+        out: list[Output] = []
+        seen: set[str] = set()
+        for player in match.spec.players:
+            session = self.sessions.get(player.session)
+            if player.session in seen or session is None or session.conn is None:
+                continue
+            seen.add(player.session)
+            rating = self.ladder.rating(rules, player.name)
+            rank, of = self.ladder.rank(rules, player.name)
+            out.append(Send(session.conn, Standing(
+                match.game_id, rules, player.name,
+                Rating(round(rating.mu, 3), round(rating.sigma, 3),
+                       round(rating.ordinal, 3), rating.games), rank, of)))
+        return out
 
     # ------------------------------------------------------------------ the ladder check
 
@@ -283,7 +350,7 @@ class LadderGames:
             return []
         at_fault = None if outcome.seat is None else match.spec.players[outcome.seat].name
         if at_fault != name:
-            if leg == 1:
+            if leg == 1 and Side.DETECTIVES in self.ladder.entrants[name].roles:
                 self._check_queue.append((name, 2, rules))
             else:
                 self.ladder.checked(name, None)
@@ -296,7 +363,7 @@ class LadderGames:
         self.ladder.checked(name, reason)
         log.warning("ladder: %s %s", name, reason)
         return [Send(s.conn, Error(ErrorCode.LADDER_CHECK_FAILED, reason))
-                for s in self._sessions(name) if s.conn is not None]
+                for s in self._sessions(name, leaving=True) if s.conn is not None]
 
     # ------------------------------------------------------------------ people's games
 
@@ -336,6 +403,13 @@ class LadderGames:
             raise ProtocolError(ErrorCode.BOT_NOT_CONNECTED,
                                 f"no bot {msg.opponent!r:.40} on this server's "
                                 f"{msg.rules} ladder now")
+        theirs = Side.DETECTIVES if msg.side is Side.MRX else Side.MRX
+        if not any(theirs in s.roles for s in bots):
+            raise ProtocolError(ErrorCode.BAD_MATCH,
+                                f"bot {msg.opponent!r:.40} does not play "
+                                f"{'Mister X' if theirs is Side.MRX else 'the detectives'}: "
+                                "pick the other side or another bot")
+        bots = [s for s in bots if theirs in s.roles]
         free = [s for s in bots if len(s.games) < s.max_games]
         if not free:
             raise ProtocolError(ErrorCode.BOT_BUSY,
@@ -350,7 +424,7 @@ class LadderGames:
         with who is connected; empty without a ladder."""
         if self.ladder is None:
             return {}
-        connected = {s.name for s in self._sessions()}
+        connected = {s.name for s in self._sessions(leaving=True)}
         return {rules: self.ladder.standings(rules, connected, now)
                 for rules in self.ladder.rules}
 

@@ -27,7 +27,7 @@ from protocol import (
 from server.config import ServerConfig
 from server.match import MatchSpec, Player
 from server.outputs import Output, Send
-from server.session import Connection, Session, live_bots
+from server.session import Connection, Session, open_bots
 
 
 class GameStarter(Protocol):
@@ -72,9 +72,10 @@ class Lobby:
                                admin=session.id)
 
     def bot_list(self) -> list[BotInfo]:
-        """Connected bots by name, with version, live session count and instances."""
+        """Connected bots by name, with version, live session count and instances (a
+        session that is leaving takes no new games: not listed)."""
         sessions: dict[str, list[Session]] = {}
-        for s in live_bots(self.sessions.values()):
+        for s in open_bots(self.sessions.values()):
             sessions.setdefault(s.name, []).append(s)
         return [BotInfo(name, group[-1].version, len(group),
                         sorted({s.instance for s in group if s.instance is not None}))
@@ -93,8 +94,9 @@ class Lobby:
                                     f"(at most {limit} per account)")
 
     def _pick(self, name: str, instance: str | None) -> Session:
-        """The least busy live session of bot ``name`` (of that ``instance`` when given)."""
-        candidates = [s for s in live_bots(self.sessions.values())
+        """The least busy live session of bot ``name`` (of that ``instance`` when given)
+        that is not leaving."""
+        candidates = [s for s in open_bots(self.sessions.values())
                       if s.name == name and (instance is None or s.instance == instance)]
         if not candidates:
             which = "" if instance is None else f" (instance {instance!r:.40})"

@@ -13,6 +13,8 @@ Fault policy lives here, in one place:
 - a bot's own report (``bot_error``): it forfeits at once, ``bot_error`` (its code failed)
   or ``illegal_move`` (it has no legal move to send), its text kept as the fault's detail;
 - disconnect: the seat holder has ``grace_s`` to resume its session, else ``disconnected``;
+  its clock runs on meanwhile, and a seat whose clock runs out while its holder is away
+  forfeits ``disconnected`` too (not ``timeout``: its bot is gone, not slow);
 - protocol violations: the shell reports them via :meth:`Match.forfeit_session`.
 
 Hidden information: every message is built from ``state.view(seat)`` (Mister X's view only
@@ -265,6 +267,9 @@ class Match:
         us = self._us(now)
         if not self._due(us):  # a tick with nothing due changes nothing: not logged
             return []
+        gone = self._gone(us)
+        if gone is not None:
+            return gone
         self._log(us, {"kind": "tick"})
         return self._tick(us)
 
@@ -364,6 +369,28 @@ class Match:
                                  event["detail"])
         raise ValueError(f"unknown event kind {kind!r}")
 
+    def _gone(self, us: int) -> Outputs | None:
+        """The forfeit of a seat whose clock ran out by ``us`` while its holder was
+        disconnected (and no grace period ended first), logged as such; else ``None``.
+
+        Its bot is gone, not slow: such a seat forfeits ``disconnected``, as one whose grace
+        period ends. The clock keeps running while a holder is away (a bot must not gain
+        time by dropping its connection), so a bot that dies on its turn would otherwise
+        always lose to its clock first (``timeout``), its grace period starting later.
+        Under ``on_timeout: random`` the server plays for it as for a slow seat."""
+        turn = self.turn
+        if turn is None or us < turn.deadline or not self.detached or \
+                self.spec.policy.on_timeout is not OnTimeout.FORFEIT:
+            return None
+        mover = self.spec.players[turn.seat].session
+        if mover not in self.detached or any(us >= since + self._grace_us
+                                             for since in self.detached.values()):
+            return None  # a grace period ended: _tick forfeits that holder first
+        detail = "its connection was lost and its clock ran out before it came back"
+        self._log(us, {"kind": "forfeit", "h": self._holder[mover],
+                       "termination": Termination.DISCONNECTED.value, "detail": detail})
+        return self._forfeit(mover, Termination.DISCONNECTED, us, detail)
+
     def _due(self, us: int) -> bool:
         """Whether :meth:`_tick` at ``us`` has something to do."""
         return not self.finished and (
@@ -415,6 +442,9 @@ class Match:
         if self.finished:
             return [(session, self._error(ErrorCode.GAME_OVER, "the game is over"))]
         us = self._us(now)
+        gone = self._gone(us)
+        if gone is not None:  # the game ended before this move came
+            return gone
         turn = self.turn
         plain = (turn is not None and session == self.spec.players[turn.seat].session
                  and msg.turn == turn.number and (msg.seat is None
@@ -461,6 +491,9 @@ class Match:
         if self.finished:
             return [(session, self._error(ErrorCode.GAME_OVER, "the game is over"))]
         us = self._us(now)
+        gone = self._gone(us)
+        if gone is not None:
+            return gone
         self._log(us, {"kind": "bot_error", "h": self._holder.get(session), "turn": msg.turn,
                        "seat": msg.seat, "reason": msg.reason.value, "message": msg.message})
         return self._handle_bot_error(session, msg, us)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from protocol import Hello, Role
+from protocol import Hello, Role, Side
 from server.ratelimit import TokenBucket
 
 SERVER_VERSION = "yard-server/0.1"
@@ -35,6 +35,10 @@ class Session:
     #: Ladder rulesets it asked to be matched on, and its most games at once there.
     ladder: frozenset[str] = frozenset()
     max_games: int = 1
+    #: The sides it plays on the ladder and the Play page (``hello.roles``).
+    roles: frozenset[Side] = frozenset(Side)
+    #: It asked for no new games (``leave``): it plays the games it has, nothing more.
+    leaving: bool = False
 
 
 @dataclass
@@ -58,3 +62,10 @@ class Connection:
 def live_bots(sessions: Iterable[Session]) -> list[Session]:
     """The bot sessions of ``sessions`` that have a connection now."""
     return [s for s in sessions if s.role is Role.BOT and s.conn is not None]
+
+
+def open_bots(sessions: Iterable[Session]) -> list[Session]:
+    """The bot sessions of ``sessions`` that have a connection now and take new games
+    (not leaving)."""
+    return [s for s in sessions if s.role is Role.BOT and s.conn is not None
+            and not s.leaving]

@@ -13,7 +13,8 @@ waits until it is connected. Used by ``yard tournament run``, ``yard match`` and
 - ``cmd=COMMAND``: a command line; ``{url}``, ``{name}`` and ``{instance}`` are replaced by
   the server URL, NAME and the process's instance label, and the process also gets them as
   ``$YARD_URL``, ``$YARD_BOT_NAME`` and ``$YARD_BOT_INSTANCE`` (the Python SDK and the
-  JavaScript example read those). It must connect as NAME (with that instance);
+  JavaScript example read those). It must connect as NAME and send that instance label as
+  ``hello.instance`` (the launcher waits until the server lists NAME with it);
 - ``bot=SPEC`` or ``class=SPEC``: a bot spec (``mybot.py:Closer``, ``mcts:iterations=200``);
 - ``option.KEY=VALUE``: an option for the ``bot``/``class`` spec (repeatable);
 - ``roles=mrx,detectives``: the sides a command bot plays (default both; a class declares

@@ -281,9 +281,19 @@ class Games(Connection):
                            tournament_id=row.tournament_id, schedule_id=row.schedule_id)
 
     def list_games(self, ruleset: str | None = None, tournament_id: str | None = None,
-                   limit: int | None = None) -> list[GameSummary]:
-        """Stored games, newest first, optionally filtered and limited."""
+                   limit: int | None = None, *, player: str | None = None,
+                   termination: Termination | None = None) -> list[GameSummary]:
+        """Stored games, newest first, optionally filtered and limited: ``player`` played
+        a side (Mister X, the detectives' team name, or one of the seats), the game ended
+        with ``termination``."""
         query = _filtered(sa.select(GameRow), ruleset, tournament_id)
+        if player is not None:
+            seat = sa.select(GameSeatRow.game_id).join(BotRow).where(
+                GameSeatRow.game_id == GameRow.id, BotRow.name == player)
+            query = query.where(sa.or_(GameRow.mrx_player == player,
+                                       GameRow.detective_player == player, seat.exists()))
+        if termination is not None:
+            query = query.where(GameRow.termination == termination.value)
         query = query.options(selectinload(GameRow.seats)).order_by(
             GameRow.started_at.desc(), GameRow.id)
         if limit is not None:

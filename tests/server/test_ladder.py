@@ -135,7 +135,8 @@ def test_repeated_forfeits_pause_a_bot_with_its_reason_for_a_while() -> None:
 
     reasons = [forfeit(10.0) for _ in range(3)]
     assert reasons[:2] == [None, None] and reasons[2] is not None
-    assert "100 s after 3 forfeits in a row (last: timeout)" in reasons[2]
+    assert "until 1970-01-01T00:01:50+00:00 (100 s) after 3 forfeits in a row (last: timeout)" \
+        in reasons[2]
     free = {"good": 4, "bad": 4, "other": 4}
     assert all("bad" not in (g.mrx, g.detective) for g in ladder.propose(free, 50.0))
     ladder.pending.clear()

@@ -102,9 +102,13 @@ ENGINE: ParsedParam[Engine] = ParsedParam("engine", _parse_engine, _engine_type)
 """One ``--engine`` definition (see :mod:`tournament.engines`)."""
 
 ENGINE_HELP = ("A bot to launch, as key=value words: name=NAME and cmd=\"COMMAND\" (any "
-               "language; {url} and {name} are filled in) or class=file.py:Class / "
+               "language; {url}, {name} and {instance} are filled in, and $YARD_URL, "
+               "$YARD_BOT_NAME, $YARD_BOT_INSTANCE set) or class=file.py:Class / "
                "bot=SPEC; optional roles=mrx,detectives (commands), rules=R,... and "
-               "option.KEY=VALUE. Repeatable; NAME is then usable as a bot.")
+               "option.KEY=VALUE. A command must connect as NAME and announce its instance "
+               "label in hello.instance (pass {instance} on, or read $YARD_BOT_INSTANCE: "
+               "the SDK and examples/js/bot.js do), else the launcher waits for it in "
+               "vain. Repeatable; NAME is then usable as a bot.")
 
 
 class EngineCommand(click.Command):

@@ -19,6 +19,7 @@ from db.exchange import game_from_file, record_file_lines, stored_game
 from db.portable import PortableGame, PortableTournament, read_lines, to_line
 from db.replay import Perspective, replay_lines
 from db.store import Database
+from game import Termination
 from records import GameRecord, GameSummary
 from server.transcript import TranscriptError, transcripts
 from yard.cli.options import db_option, json_option, selection_options
@@ -26,13 +27,20 @@ from yard.cli.options import db_option, json_option, selection_options
 
 @click.command()
 @selection_options
+@click.option("--player", metavar="NAME", default=None,
+              help="Only games NAME played (as Mister X, the detectives, or one of their "
+              "seats).")
+@click.option("--termination", type=click.Choice([t.value for t in Termination]),
+              default=None, help="Only games that ended this way.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Newest N games.")
 @json_option("Print one JSON array.")
-def games(db_url: str, ruleset: str | None, tournament_id: str | None, limit: int | None,
-          as_json: bool) -> None:
+def games(db_url: str, ruleset: str | None, tournament_id: str | None, player: str | None,
+          termination: str | None, limit: int | None, as_json: bool) -> None:
     """List stored games, newest first."""
     with Database.connect(db_url, create=False) as store:
-        found = store.list_games(ruleset=ruleset, tournament_id=tournament_id, limit=limit)
+        found = store.list_games(ruleset=ruleset, tournament_id=tournament_id, limit=limit,
+                                 player=player, termination=None if termination is None
+                                 else Termination(termination))
     if as_json:
         click.echo(json.dumps([g.to_dict() for g in found]))
     elif not found:
@@ -43,7 +51,9 @@ def games(db_url: str, ruleset: str | None, tournament_id: str | None, limit: in
 
 #: ``yard games`` columns, and the layouts tried from the widest: game ids and player names
 #: are never cut (``yard replay`` takes the id); the tournament (the game id's prefix for
-#: tournament games), the time, moves and reason go first at narrow widths.
+#: tournament games), the time, moves and ruleset go first at narrow widths. The winner and
+#: how the game ended always stay: at the narrowest as one ``result`` column (``mrx:
+#: survived``) that wraps after the winner, so 80 columns keep the termination.
 _GAME_COLUMNS: dict[str, Callable[[GameSummary], str]] = {
     "game": lambda g: g.game_id,
     "ruleset": lambda g: g.ruleset,
@@ -54,13 +64,15 @@ _GAME_COLUMNS: dict[str, Callable[[GameSummary], str]] = {
     "moves": lambda g: str(g.moves),
     "finished (UTC)": lambda g: g.finished_at.strftime("%Y-%m-%d %H:%M:%S"),
     "tournament": lambda g: g.tournament_id or "-",
+    "result": lambda g: f"{g.winner.value if g.winner else 'none'}: {g.termination.value}",
 }
 _GAME_LAYOUTS: tuple[tuple[str, ...], ...] = (
-    tuple(_GAME_COLUMNS),
+    ("game", "ruleset", "mrx", "detectives", "winner", "reason", "moves", "finished (UTC)",
+     "tournament"),
     ("game", "ruleset", "mrx", "detectives", "winner", "reason", "moves", "finished (UTC)"),
     ("game", "ruleset", "mrx", "detectives", "winner", "reason", "moves"),
-    ("game", "ruleset", "mrx", "detectives", "winner"),
-    ("game", "mrx", "detectives", "winner"),
+    ("game", "mrx", "detectives", "winner", "reason"),
+    ("game", "mrx", "detectives", "result"),
 )
 
 
@@ -70,12 +82,16 @@ def _print_games(found: list[GameSummary]) -> None:
 
     from ratings.render import first_fitting, output_console
 
+    # Wrapped, ``result`` breaks after the winner: no termination is ever cut.
+    ending = max(len(g.termination.value) for g in found)
+
     def layout(keys: tuple[str, ...]) -> Callable[[], Table]:
         def build() -> Table:
             table = Table()
             for key in keys:
                 table.add_column(key, no_wrap=key in ("game", "mrx", "detectives"),
-                                 overflow="fold")
+                                 overflow="fold", min_width=ending if key in (
+                                     "reason", "result") else None)
             for g in found:
                 table.add_row(*(escape(_GAME_COLUMNS[key](g)) for key in keys))
             return table

@@ -82,7 +82,8 @@ if TYPE_CHECKING:
               "people can play them on the Play page (docs/ladder.md).")
 @click.option("--house", "house", multiple=True, type=BOT_SPEC, metavar="BOT_SPEC",
               help="A built-in bot the server starts and keeps on its ladder, e.g. random "
-              "or mcts:iterations=200 (repeatable; needs --ladder).")
+              "or mcts:iterations=200 (repeatable; needs --ladder). It plays under its spec, "
+              "or under the name its name= option gives (greedy:name=greedy-house).")
 @click.option("--house-games", default=4, show_default=True, type=click.IntRange(1),
               help="Games at once each --house bot takes.")
 @click.option("--ladder-placement", default=6, show_default=True, type=click.IntRange(0),
@@ -90,7 +91,9 @@ if TYPE_CHECKING:
               "ladder before it is matched near its rating.")
 @click.option("--ladder-pause-after", default=3, show_default=True, type=click.IntRange(1),
               help="Forfeits in a row (timeouts, errors, disconnects...) that pause a bot "
-              "from the ladder until it connects again.")
+              "from the ladder: 10 minutes, doubled for each further pause in a row; the bot "
+              "is told until when (reconnecting does not lift a pause) and is matched again "
+              "as soon as it ends.")
 @click.option("--ladder-check", is_flag=True,
               help="A bot new to the ladder first plays two check games (as Mister X, then "
               "as the detectives) against the server's random player; one that faults "
@@ -117,6 +120,7 @@ def serve(host: str, port: int, db_url: str, token_file: str | None,
     Admin connections always need the admin token: without --admin-token the server uses
     the one in --admin-token-file, creating that file if needed, and says where on stderr.
     """
+    houses = house_bots(house, min(house_games, ladder_max_games))
     config = server_config(host, token_file, bot_token, admin_token, move_time, bank_time,
                            grace, max_connections, max_per_address, hello_timeout,
                            send_buffer_kib, admin_token_file=admin_token_file,
@@ -131,9 +135,27 @@ def serve(host: str, port: int, db_url: str, token_file: str | None,
                            play_bank_time=play_bank_time, ladder_check=ladder_check)
     if house and not config.ladder:
         raise click.UsageError("--house bots play on the ladder: give --ladder RULES too")
-    houses = [HouseBot(str(spec), str(spec), min(house_games, ladder_max_games))
-              for spec in house]
     run_server(config, db_url, host, port, ready_file, loop_name, houses)
+
+
+def house_bots(specs: tuple[BotSpec, ...], games: int) -> list[HouseBot]:
+    """The ``--house`` bots: each plays under its spec, or the name its ``name=`` option
+    gives (``greedy:name=greedy-house``; the option is not the bot's own)."""
+    houses: list[HouseBot] = []
+    for spec in specs:
+        options = spec.option_dict()
+        name = options.pop("name", None)
+        plain = str(BotSpec(spec.ref, tuple(options.items())))
+        if name is not None and not (0 < len(name) <= 64 and name.isprintable()
+                                     and not name.startswith("human:")):
+            raise click.UsageError(f"--house {spec}: name= must be 1 to 64 printable "
+                                   "characters, not starting with human:")
+        house = HouseBot(plain, name or plain, games)
+        if any(h.name == house.name for h in houses):
+            raise click.UsageError(f"--house: two house bots named {house.name!r} (give "
+                                   "one another name=)")
+        houses.append(house)
+    return houses
 
 
 @click.command(cls=EngineCommand)

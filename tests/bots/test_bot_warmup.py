@@ -1,0 +1,63 @@
+"""``yard bot --ladder`` warms its bot up before ``hello``: one move on each side it plays,
+on each ladder ruleset, so a first game never pays for compiling (numba) or loading on its
+clock. In this process (:func:`bots.warmup.warm_up`), then real ``yard bot`` processes
+against a real ``yard serve --ladder``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from bots.base import Bot
+from bots.registry import make_bot
+from bots.warmup import warm_up
+from game import Move, View
+from tournament.processes import start_bot, start_server
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+class Broken(Bot):
+    name = "broken"
+
+    def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        raise ValueError("no route")
+
+
+def test_warm_up_plays_each_side_the_bot_plays_on_each_ruleset() -> None:
+    both = warm_up(lambda: make_bot("greedy"), ["grid5", "classic"])
+    assert [(w.rules, w.side, w.error) for w in both] == [
+        ("grid5", "mrx", None), ("grid5", "detectives", None),
+        ("classic", "mrx", None), ("classic", "detectives", None)]
+    assert [w.side for w in warm_up(lambda: make_bot("rush"), ["classic"])] == ["detectives"]
+    broken = warm_up(Broken, ["grid5"])  # a failing bot: said, not raised
+    assert [w.error for w in broken] == ["ValueError: no route"] * 2
+
+
+async def test_yard_bot_warms_up_before_it_connects(tmp_path: Path) -> None:
+    server, url = await start_server(f"sqlite:///{tmp_path / 'w.db'}", "--ladder",
+                                     "grid5,classic", stderr_log=tmp_path / "server.log")
+    logs = {name: tmp_path / f"{name}.moves" for name in ("recorder", "hunter", "cold")}
+    bots = []
+    try:
+        # Each bot's file starts with what it played before it connected (games against
+        # the bots already connected may follow at once).
+        for name, spec, extra in [("cold", "Recorder", ["--no-warm-up"]),
+                                  ("recorder", "Recorder", []), ("hunter", "Hunter", [])]:
+            bots.append(await start_bot(
+                f"{DATA / 'recording_bot.py'}:{spec}", url, "--name", name, "--option",
+                f"log={logs[name]}", "--ladder", "classic" if name == "cold" else
+                "grid5,classic", *extra, stderr_log=tmp_path / f"{name}.log"))
+            # Connected ("connected as ..." on stdout): its warm-up moves are all played.
+            moves = logs[name].read_text().splitlines() if logs[name].exists() else []
+            if name == "recorder":
+                assert moves[:4] == ["choose mrx grid5", "choose detectives grid5",
+                                     "choose mrx classic", "choose detectives classic"]
+            elif name == "hunter":
+                assert moves[:2] == ["choose detectives grid5", "choose detectives classic"]
+            else:
+                assert moves == []  # the first bot: no opponent yet
+    finally:
+        for child in bots:
+            await child.stop()
+        assert await server.stop() == 0
