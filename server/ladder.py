@@ -47,6 +47,7 @@ from records import PoolGame
 if TYPE_CHECKING:  # the server's core imports this module: no numpy (the ratings package)
     # until a ladder is made
     from ratings.live import LiveRating, LiveRatings
+    from ratings.ranking import Ranking
 
 LADDER_PREFIX = "ladder-"
 """Ladder games are stored in a tournament-like group ``ladder-RULES`` per ruleset."""
@@ -152,10 +153,11 @@ class Ladder:
 
     def __init__(self, rules: Sequence[str], *, placement: int = 6, pause_after: int = 3,
                  pause_s: float = 600.0, check: bool = False,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, rank_refresh_s: float = 2.0) -> None:
         if pause_after < 1 or placement < 0 or pause_s < 0:
             raise ValueError("pause_after must be >= 1, placement and pause_s >= 0")
         from ratings.live import LiveRatings
+        from ratings.ranking import Ranking
 
         self.rules = tuple(dict.fromkeys(rules))
         self.placement = placement
@@ -165,6 +167,9 @@ class Ladder:
         self.check = check
         self.rng = rng or random.SystemRandom()
         self.ratings: dict[str, LiveRatings] = {r: LiveRatings() for r in self.rules}
+        #: The shown rank: every game's maximum-likelihood Elo, refitted at most every
+        #: ``rank_refresh_s`` seconds while games come in (:mod:`ratings.ranking`).
+        self.ranks: dict[str, Ranking] = {r: Ranking(rank_refresh_s) for r in self.rules}
         #: People's games against bots, rated in their own pool per ruleset.
         self.play_ratings: dict[str, LiveRatings] = {r: LiveRatings() for r in self.rules}
         self.entrants: dict[str, Entrant] = {}
@@ -241,8 +246,9 @@ class Ladder:
         pool = self.ratings.get(result.rules)
         if pool is None or result.termination is Termination.ABORTED:
             return None
-        pool.record(result.mrx, result.detective,
-                    None if result.winner is None else result.winner is Winner.MRX)
+        mrx_won = None if result.winner is None else result.winner is Winner.MRX
+        pool.record(result.mrx, result.detective, mrx_won)
+        self.ranks[result.rules].record(result.mrx, result.detective, mrx_won)
         self.meetings[_meeting(result.rules, result.mrx, result.detective)] += 1
         for name in (result.mrx, result.detective):
             entrant = self.entrants.setdefault(name, Entrant(name))
@@ -380,13 +386,20 @@ class Ladder:
 
     def standings(self, rules: str, connected: Iterable[str] = (), now: float | None = None
                   ) -> list[dict[str, object]]:
-        """The live ladder of ``rules``, best first: per bot its rating (``mu``,
-        ``sigma``, ``ordinal``, ``games``), whether it is connected, and its pause
-        reason and forfeits by cause."""
+        """The live ladder of ``rules``, best first by the full-history Elo
+        (:class:`ratings.ranking.Ranking`, refitted if stale and due at ``now``; ``None``:
+        if stale): per bot its ``rank``, ``elo`` and ``elo_ci``, its live rating (``mu``,
+        ``sigma``, ``ordinal``, ``games``) and ``live_rank`` (its place by the live
+        rating, which matchmaking uses), whether it is connected, and its pause reason and
+        forfeits by cause."""
         live = set(connected)
         rows: list[dict[str, object]] = []
         pool = self.ratings[rules]
-        names = [n for n, _ in pool.ranked()]
+        ranking = self.ranks[rules]
+        ranking.refresh(now)
+        fitted = {row.name: row for row in ranking.rows()}
+        live_rank = {n: k for k, (n, _) in enumerate(pool.ranked(), 1)}
+        names = list(fitted) + [n for n in live_rank if n not in fitted]
         names += sorted(n for n, e in self.entrants.items()
                         if rules in e.rules and n not in names)
         for rank, name in enumerate(names, 1):
@@ -394,7 +407,12 @@ class Ladder:
             if now is not None:
                 self.paused(name, now)
             seen = entrant.last_seen
+            fit = fitted.get(name)
             rows.append({"rank": rank, "name": name, **pool.rating(name).to_json(),
+                         "elo": None if fit is None else round(fit.elo, 1),
+                         "elo_ci": None if fit is None or fit.ci is None
+                         else [round(fit.ci[0], 1), round(fit.ci[1], 1)],
+                         "live_rank": live_rank.get(name),
                          "connected": name in live,
                          "paused": entrant.paused or entrant.check_failed,
                          "forfeits": dict(entrant.forfeits),
