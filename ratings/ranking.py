@@ -185,7 +185,8 @@ class _Cells:
         self.ridge = max(ridge, 1e-12)  # the gauge freedom needs some prior to be solvable
 
     def logits(self, theta: FloatArray) -> FloatArray:
-        return theta[self.mrx] - theta[self.det] + theta[self.adv]
+        out: FloatArray = theta[self.mrx] - theta[self.det] + theta[self.adv]
+        return out
 
     def loss(self, theta: FloatArray) -> float:
         x = self.logits(theta)
@@ -194,15 +195,15 @@ class _Cells:
 
     def spread(self, per_cell: FloatArray) -> FloatArray:
         """``sum_c per_cell[c] * d_c`` (``d_c``: the cell's design row)."""
-        out = (np.bincount(self.mrx, per_cell, self.size)
-               - np.bincount(self.det, per_cell, self.size))
+        out: FloatArray = (np.bincount(self.mrx, per_cell, self.size).astype(np.float64)
+                           - np.bincount(self.det, per_cell, self.size))
         out[self.adv] += per_cell.sum()
         return out
 
     def diagonal(self, weight: FloatArray) -> FloatArray:
         """The Hessian's diagonal for cell weights ``n p (1 - p)``."""
-        out = (np.bincount(self.mrx, weight, self.size)
-               + np.bincount(self.det, weight, self.size) + self.ridge)
+        out: FloatArray = (np.bincount(self.mrx, weight, self.size).astype(np.float64)
+                           + np.bincount(self.det, weight, self.size) + self.ridge)
         out[self.adv] += weight.sum()
         return out
 

@@ -29,7 +29,8 @@ result. The policy (also in docs/ladder.md):
   pause: a bot whose client reconnects by itself would otherwise never stay paused.
 - **Ratings** live in memory (:class:`ratings.live.LiveRatings` per ruleset), rebuilt from
   the stored games when the server starts, so a bot that leaves and comes back keeps its
-  rating.
+  rating. They drive matchmaking; the standings are ordered by the full-history Elo of
+  :class:`ratings.ranking.Ranking`, which settles as games accumulate.
 """
 
 from __future__ import annotations
