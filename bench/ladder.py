@@ -312,6 +312,256 @@ def one_seed(config: Config, seed: int) -> Run:
     return run
 
 
+# ---------------------------------------------------------------------- settle (issue 40.3)
+
+#: The settle mode's bots and their true Elo: three within 45 Elo, as the house bots were.
+SETTLE_ELO = "random=-400,cautious=-150,greedy=0,mcts:300=20,alphabeta=45"
+#: The page orders compared: today's OpenSkill ordinal (``openskill``), OpenSkill by mean,
+#: OpenSkill with smaller drifts, and the full-history fit the page now shows, refreshed
+#: at the ladder's rate (``history``) or at every poll (``history-fresh``).
+SETTLE_TAUS = (0.02, 0.005)
+
+
+@dataclass
+class SettleRun:
+    """One seed's polls: per candidate order, agreement counts and churn."""
+
+    polls: int = 0
+    after_polls: int = 0
+    los_pairs: Counter[str] = field(default_factory=Counter)
+    pair_agree: Counter[str] = field(default_factory=Counter)
+    los_polls: int = 0
+    poll_agree: Counter[str] = field(default_factory=Counter)
+    all_polls: int = 0
+    full_agree: Counter[str] = field(default_factory=Counter)
+    changes: Counter[str] = field(default_factory=Counter)
+    changes_after: Counter[str] = field(default_factory=Counter)
+    best_first: Counter[str] = field(default_factory=Counter)
+    refits: int = 0
+    board_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class SettleConfig:
+    """What every seed of the settle mode shares."""
+
+    elo: tuple[tuple[str, float], ...]
+    games: int
+    every: int
+    after: int
+    max_games: int
+    placement: int
+    advantage: float
+    refresh_s: float
+    samples: int
+
+
+def parse_elo(text: str) -> tuple[tuple[str, float], ...]:
+    """``name=elo,...`` as pairs."""
+    pairs = [item.rsplit("=", 1) for item in text.split(",") if item]
+    return tuple((name, float(value)) for name, value in pairs)
+
+
+def settle_seed(config: SettleConfig, seed: int) -> SettleRun:
+    """A model ladder of ``config.games`` games; at every ``config.every``-th the page's
+    order (and the other candidates') and, from ``config.after`` games on, the offline
+    leaderboard (ML Elo, bootstrap LOS of neighbours) on the games so far."""
+    from ratings.leaderboard import leaderboard
+    from ratings.ranking import Ranking
+
+    rules = "model"
+    elo = dict(config.elo)
+    players = list(elo)
+    best = max(players, key=elo.__getitem__)
+    play = model_play(elo, config.advantage, random.Random(seed * 2))
+    ladder = Ladder([rules], placement=config.placement, rng=random.Random(seed),
+                    rank_refresh_s=config.refresh_s)
+    for name in players:
+        ladder.join(name, [rules])
+    drifts = {f"openskill tau={t:g}": LiveRatings(tau=t) for t in SETTLE_TAUS}
+    fresh = Ranking(0.0)
+    outcomes: list[GameOutcome] = []
+    busy: Counter[str] = Counter()
+    running: list[tuple[float, int, str, str, bool, int]] = []
+    order = itertools.count()
+    run = SettleRun()
+    previous: dict[str, list[str]] = {}
+    now = 0.0
+
+    def start() -> None:
+        free = {p: config.max_games - busy[p] for p in players}
+        for game in ladder.propose(free, now):
+            mrx_won, duration = play(game.mrx, game.detective, game.seed, game.mrx_seed)
+            busy[game.mrx] += 1
+            busy[game.detective] += 1
+            heapq.heappush(running, (now + duration, next(order), game.mrx, game.detective,
+                                     mrx_won, game.seed))
+
+    def poll(done: int) -> None:
+        pool = ladder.ratings[rules]
+        fresh.refresh(None)
+        orders = {
+            "openskill": [n for n, _ in pool.ranked()],
+            "openskill-mu": sorted(pool.players(), key=lambda n: (-pool.rating(n).mu, n)),
+            **{k: [n for n, _ in live.ranked()] for k, live in drifts.items()},
+            "history": [str(r["name"]) for r in ladder.standings(rules, players, now)],
+            "history-fresh": [r.name for r in fresh.rows()],
+        }
+        run.polls += 1
+        for key, shown in orders.items():
+            if key in previous and previous[key] != shown:
+                run.changes[key] += 1
+                run.changes_after[key] += done > config.after
+            previous[key] = shown
+        if done <= config.after:
+            return
+        run.after_polls += 1
+        for key, shown in orders.items():
+            run.best_first[key] += bool(shown) and shown[0] == best
+        started = time.perf_counter()
+        board = leaderboard(outcomes, anchor="mean", samples=config.samples, seed=seed)
+        run.board_seconds += time.perf_counter() - started
+        rows = board.rows
+        sure = [(rows[k].player, rows[k + 1].player) for k in range(len(rows) - 1)
+                if (rows[k].superiority or 0.0) >= 0.95]
+        if not sure:
+            return
+        run.los_polls += 1
+        run.los_pairs[""] += len(sure)
+        everywhere = len(sure) == len(rows) - 1
+        run.all_polls += everywhere
+        for key, shown in orders.items():
+            place = {n: i for i, n in enumerate(shown)}
+            agree = [place.get(a, math.inf) < place.get(b, math.inf) for a, b in sure]
+            run.pair_agree[key] += sum(agree)
+            run.poll_agree[key] += all(agree)
+            if everywhere:
+                run.full_agree[key] += shown == [r.player for r in rows]
+
+    start()
+    done = 0
+    while done < config.games:
+        if not running:
+            raise SystemExit(f"the ladder proposed nothing after {done} games")
+        now, _, mrx, det, mrx_won, pair = heapq.heappop(running)
+        busy[mrx] -= 1
+        busy[det] -= 1
+        winner = Winner.MRX if mrx_won else Winner.DETECTIVES
+        termination = Termination.SURVIVED if mrx_won else Termination.CAUGHT
+        ladder.result(Result(rules, mrx, det, winner, termination), now)
+        for live in drifts.values():
+            live.record(mrx, det, mrx_won)
+        fresh.record(mrx, det, mrx_won)
+        outcomes.append(GameOutcome(mrx, det, mrx_won, str(pair), rules))
+        done += 1
+        if done % config.every == 0:
+            poll(done)
+        start()
+    run.refits = ladder.ranks[rules].fits
+    return run
+
+
+def settle(args: argparse.Namespace) -> None:
+    """The settle measurement over ``--seeds`` seeds: print a table (or JSON)."""
+    games = args.games or 6000
+    every = args.every or 25
+    seeds = args.seeds or 8
+    config = SettleConfig(parse_elo(args.elo), games, every, args.after, args.max_games,
+                          args.placement, args.advantage, args.refresh, args.samples)
+    started = time.perf_counter()
+    numbers = range(args.seed, args.seed + seeds)
+    pool = ProcessPoolExecutor(args.jobs) if args.jobs > 1 else None
+    mapped = (pool.map(settle_seed, itertools.repeat(config), numbers) if pool is not None
+              else map(settle_seed, itertools.repeat(config), numbers))
+    runs: list[SettleRun] = []
+    for seed, run in zip(numbers, mapped, strict=True):
+        runs.append(run)
+        print(f"seed {seed}: {run.los_polls} polls with a neighbour LOS >= 0.95, "
+              f"{run.refits} refits, offline fits {run.board_seconds:.1f} s "
+              f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
+    if pool is not None:
+        pool.shutdown()
+    keys = ["openskill", "openskill-mu", *(f"openskill tau={t:g}" for t in SETTLE_TAUS),
+            "history", "history-fresh"]
+    after_polls = sum(r.after_polls for r in runs)
+    los_polls = sum(r.los_polls for r in runs)
+    los_pairs = sum(r.los_pairs[""] for r in runs)
+    all_polls = sum(r.all_polls for r in runs)
+    table: dict[str, Any] = {}
+    for key in keys:
+        per_seed = [r.poll_agree[key] / r.los_polls for r in runs if r.los_polls]
+        table[key] = {
+            "poll_agreement": sum(r.poll_agree[key] for r in runs) / los_polls
+            if los_polls else None,
+            "poll_agreement_min_seed": min(per_seed) if per_seed else None,
+            "pair_agreement": sum(r.pair_agree[key] for r in runs) / los_pairs
+            if los_pairs else None,
+            "full_order_agreement": sum(r.full_agree[key] for r in runs) / all_polls
+            if all_polls else None,
+            "order_changes": sum(r.changes[key] for r in runs) / len(runs),
+            "order_changes_after": sum(r.changes_after[key] for r in runs) / len(runs),
+            "best_first": sum(r.best_first[key] for r in runs) / after_polls,
+        }
+    summary = {"mode": "settle", "elo": dict(config.elo), "games": games, "every": every,
+               "after": config.after, "seeds": seeds, "seed": args.seed,
+               "polls_per_seed": runs[0].polls, "polls_after": after_polls,
+               "los_polls": los_polls, "los_pairs": los_pairs, "all_los_polls": all_polls,
+               "max_games": config.max_games, "refresh_s": config.refresh_s,
+               "samples": config.samples, "advantage": config.advantage,
+               "refits_per_seed": sum(r.refits for r in runs) / len(runs),
+               "candidates": table, "seconds": round(time.perf_counter() - started, 1)}
+    if args.json:
+        print(json.dumps(_no_nan(summary)))
+        return
+    print(f"settle: {', '.join(f'{n} {e:g}' for n, e in config.elo)} (Elo), Mister X "
+          f"advantage {config.advantage:g}; {games} games, a poll every {every}, {seeds} "
+          f"seeds from {args.seed}, max_games {config.max_games}; offline fit: ML Elo, "
+          f"{config.samples} bootstrap samples over pairs; after game {config.after}: "
+          f"{after_polls} polls, {los_polls} with a neighbour LOS >= 0.95 ({los_pairs} "
+          f"pairs), {all_polls} with every neighbour LOS >= 0.95")
+    print(f"{'order':>20} {'polls agree':>12} {'worst seed':>11} {'pairs agree':>12} "
+          f"{'full order':>11} {'changes/seed':>13} {'after':>6} {'best first':>11}")
+    for key, row in table.items():
+        def pct(value: float | None) -> str:
+            return "-" if value is None else f"{100 * value:.1f}%"
+        print(f"{key:>20} {pct(row['poll_agreement']):>12} "
+              f"{pct(row['poll_agreement_min_seed']):>11} {pct(row['pair_agreement']):>12} "
+              f"{pct(row['full_order_agreement']):>11} {row['order_changes']:>13.1f} "
+              f"{row['order_changes_after']:>6.1f} {pct(row['best_first']):>11}")
+
+
+def fit_cost(args: argparse.Namespace) -> None:
+    """CPU of one :class:`ratings.ranking.Ranking` refit after 100,000 games among 5 to
+    1,000 bots: the first fit, and a refit after 100 more games (what the ladder does)."""
+    from ratings.ranking import Ranking
+
+    rng = random.Random(args.seed)
+    for n in (5, 50, 200, 1000):
+        names = [f"b{i}" for i in range(n)]
+        elo = {p: rng.gauss(0.0, 200.0) for p in names}
+        ranking = Ranking()
+        started = time.process_time()
+        for _ in range(100_000):
+            a, b = rng.sample(names, 2)
+            p = 1.0 / (1.0 + 10.0 ** (-(elo[a] - elo[b] + args.advantage) / 400.0))
+            ranking.record(a, b, rng.random() < p)
+        record_us = (time.process_time() - started) * 10
+        started = time.process_time()
+        ranking.refresh(None)
+        cold = time.process_time() - started
+        warm = []
+        for _ in range(5):
+            for _ in range(100):
+                a, b = rng.sample(names, 2)
+                ranking.record(a, b, rng.random() < 0.5)
+            started = time.process_time()
+            ranking.refresh(None)
+            warm.append(time.process_time() - started)
+        print(f"{n:>5} bots, 100000 games: record {record_us:.1f} us/game; first fit "
+              f"{1000 * cold:.1f} ms CPU; refit after 100 more games median "
+              f"{1000 * sorted(warm)[2]:.1f} ms CPU (max {1000 * max(warm):.1f})")
+
+
 # ---------------------------------------------------------------------- truth cache
 
 def load_truth(n: int) -> dict[str, Any]:
@@ -451,7 +701,8 @@ def print_table(summary: dict[str, Any], header: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=("model", "games", "truth"), default="model")
+    parser.add_argument("--mode", choices=("model", "games", "truth", "settle", "fitcost"),
+                        default="model")
     parser.add_argument("--bots", type=int, default=20)
     parser.add_argument("--games", type=int, default=None,
                         help="games per run (default: 1500 model, 2000 games)")
@@ -470,7 +721,21 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=60, help="truth: pairs per matchup")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (seeds)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--elo", default=SETTLE_ELO, help="settle: name=Elo,... of the bots")
+    parser.add_argument("--after", type=int, default=3000,
+                        help="settle: polls counted from this many games on")
+    parser.add_argument("--refresh", type=float, default=2.0,
+                        help="settle: the ladder's rank refit interval (simulated seconds; "
+                             "a game lasts 0.5-1.5)")
+    parser.add_argument("--samples", type=int, default=200,
+                        help="settle: bootstrap samples of the offline fit")
     args = parser.parse_args()
+    if args.mode == "settle":
+        settle(args)
+        return
+    if args.mode == "fitcost":
+        fit_cost(args)
+        return
     if args.mode == "truth":
         build_truth(args)
         return

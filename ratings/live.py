@@ -58,12 +58,15 @@ class LiveRating:
 
 
 class LiveRatings:
-    """The live ratings of one pool (one ruleset of a ladder), by player name."""
+    """The live ratings of one pool (one ruleset of a ladder), by player name; ``tau`` is
+    the drift added to ``sigma`` before each game (``None``: the package's ``mu / 300``),
+    which keeps a rating moving however many games it rests on."""
 
-    def __init__(self) -> None:
+    def __init__(self, tau: float | None = None) -> None:
         from openskill.models import PlackettLuce  # a third of a second: only for a ladder
 
-        self._model = PlackettLuce(mu=MU, sigma=SIGMA, beta=BETA)
+        self._model = (PlackettLuce(mu=MU, sigma=SIGMA, beta=BETA) if tau is None
+                       else PlackettLuce(mu=MU, sigma=SIGMA, beta=BETA, tau=tau))
         self._ratings: dict[str, LiveRating] = {}
 
     def rating(self, name: str) -> LiveRating:

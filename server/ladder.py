@@ -34,7 +34,8 @@ result. The policy (also in docs/ladder.md):
   again at once (:meth:`Ladder.pause_ends` tells the core when to wake up).
 - **Ratings** live in memory (:class:`ratings.live.LiveRatings` per ruleset), rebuilt from
   the stored games when the server starts, so a bot that leaves and comes back keeps its
-  rating.
+  rating. They drive matchmaking; the standings are ordered by the full-history Elo of
+  :class:`ratings.ranking.Ranking`, which settles as games accumulate.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from records import PoolGame
 if TYPE_CHECKING:  # the server's core imports this module: no numpy (the ratings package)
     # until a ladder is made
     from ratings.live import LiveRating, LiveRatings
+    from ratings.ranking import Ranking
 
 LADDER_PREFIX = "ladder-"
 """Ladder games are stored in a tournament-like group ``ladder-RULES`` per ruleset."""
@@ -161,10 +163,12 @@ class Ladder:
     def __init__(self, rules: Sequence[str], *, placement: int = 6, pause_after: int = 3,
                  pause_s: float = 600.0, check: bool = False,
                  rng: random.Random | None = None,
-                 wall: Callable[[float], datetime] | None = None) -> None:
+                 wall: Callable[[float], datetime] | None = None,
+                 rank_refresh_s: float = 2.0) -> None:
         if pause_after < 1 or placement < 0 or pause_s < 0:
             raise ValueError("pause_after must be >= 1, placement and pause_s >= 0")
         from ratings.live import LiveRatings
+        from ratings.ranking import Ranking
 
         self.rules = tuple(dict.fromkeys(rules))
         self.placement = placement
@@ -176,6 +180,9 @@ class Ladder:
         #: ``now`` as a date (when a pause ends, in its reason).
         self.wall = wall or (lambda t: datetime.fromtimestamp(t, UTC))
         self.ratings: dict[str, LiveRatings] = {r: LiveRatings() for r in self.rules}
+        #: The shown rank: every game's maximum-likelihood Elo, refitted at most every
+        #: ``rank_refresh_s`` seconds while games come in (:mod:`ratings.ranking`).
+        self.ranks: dict[str, Ranking] = {r: Ranking(rank_refresh_s) for r in self.rules}
         #: People's games against bots, rated in their own pool per ruleset.
         self.play_ratings: dict[str, LiveRatings] = {r: LiveRatings() for r in self.rules}
         self.entrants: dict[str, Entrant] = {}
@@ -260,10 +267,15 @@ class Ladder:
         """``name``'s live rating on ``rules``."""
         return self.ratings[rules].rating(name)
 
-    def rank(self, rules: str, name: str) -> tuple[int, int]:
+    def rank(self, rules: str, name: str, now: float | None = None) -> tuple[int, int]:
         """``(rank, of)``: ``name``'s place among the rated bots of ``rules`` (1: the top;
-        ``of + 1`` for a bot not rated yet) and how many there are."""
-        ranked = [n for n, _ in self.ratings[rules].ranked()]
+        ``of + 1`` for a bot not rated yet) and how many there are, in the order the ladder
+        page shows (:meth:`standings`: the full-history fit, refitted if due at ``now``, then
+        bots without a decided game by their live rating)."""
+        ranking = self.ranks[rules]
+        ranking.refresh(now)
+        ranked = [row.name for row in ranking.rows()]
+        ranked += [n for n, _ in self.ratings[rules].ranked() if n not in set(ranked)]
         return (ranked.index(name) + 1 if name in ranked else len(ranked) + 1), len(ranked)
 
     # ------------------------------------------------------------------ results
@@ -274,8 +286,9 @@ class Ladder:
         pool = self.ratings.get(result.rules)
         if pool is None or result.termination is Termination.ABORTED:
             return None
-        pool.record(result.mrx, result.detective,
-                    None if result.winner is None else result.winner is Winner.MRX)
+        mrx_won = None if result.winner is None else result.winner is Winner.MRX
+        pool.record(result.mrx, result.detective, mrx_won)
+        self.ranks[result.rules].record(result.mrx, result.detective, mrx_won)
         self.meetings[_meeting(result.rules, result.mrx, result.detective)] += 1
         for name in (result.mrx, result.detective):
             entrant = self.entrants.setdefault(name, Entrant(name))
@@ -423,13 +436,20 @@ class Ladder:
 
     def standings(self, rules: str, connected: Iterable[str] = (), now: float | None = None
                   ) -> list[dict[str, object]]:
-        """The live ladder of ``rules``, best first: per bot its rating (``mu``,
-        ``sigma``, ``ordinal``, ``games``), whether it is connected, and its pause
-        reason and forfeits by cause."""
+        """The live ladder of ``rules``, best first by the full-history Elo
+        (:class:`ratings.ranking.Ranking`, refitted if stale and due at ``now``; ``None``:
+        if stale): per bot its ``rank``, ``elo`` and ``elo_ci``, its live rating (``mu``,
+        ``sigma``, ``ordinal``, ``games``) and ``live_rank`` (its place by the live
+        rating, which matchmaking uses), whether it is connected, and its pause reason and
+        forfeits by cause."""
         live = set(connected)
         rows: list[dict[str, object]] = []
         pool = self.ratings[rules]
-        names = [n for n, _ in pool.ranked()]
+        ranking = self.ranks[rules]
+        ranking.refresh(now)
+        fitted = {row.name: row for row in ranking.rows()}
+        live_rank = {n: k for k, (n, _) in enumerate(pool.ranked(), 1)}
+        names = list(fitted) + [n for n in live_rank if n not in fitted]
         names += sorted(n for n, e in self.entrants.items()
                         if rules in e.rules and n not in names)
         for rank, name in enumerate(names, 1):
@@ -437,7 +457,12 @@ class Ladder:
             if now is not None:
                 self.paused(name, now)
             seen = entrant.last_seen
+            fit = fitted.get(name)
             rows.append({"rank": rank, "name": name, **pool.rating(name).to_json(),
+                         "elo": None if fit is None else round(fit.elo, 1),
+                         "elo_ci": None if fit is None or fit.ci is None
+                         else [round(fit.ci[0], 1), round(fit.ci[1], 1)],
+                         "live_rank": live_rank.get(name),
                          "connected": name in live,
                          "paused": entrant.paused or entrant.check_failed,
                          "forfeits": dict(entrant.forfeits),

@@ -271,16 +271,17 @@ class LadderGames:
         self.due = True
         paused = self.ladder.result(Result(rules, mrx, detective, outcome.winner,
                                            outcome.termination, at_fault), now)
-        out = self._standings(match, rules)
+        out = self._standings(match, rules, now)
         if paused is None or at_fault is None:
             return out
         log.warning("ladder: %s %s", at_fault, paused)
         return [*out, *(Send(s.conn, Error(ErrorCode.LADDER_PAUSED, paused))
                         for s in self._sessions(at_fault, leaving=True) if s.conn is not None)]
 
-    def _standings(self, match: Match, rules: str) -> list[Output]:
+    def _standings(self, match: Match, rules: str, now: float) -> list[Output]:
         """``standing`` to each bot of the ladder game ``match`` that just ended and was
-        rated: its rating and rank now (on the connection that played it)."""
+        rated: its rating and its rank on the ladder page now (on the connection that
+        played it)."""
         assert self.ladder is not None
         if match.outcome is None or match.outcome.termination is Termination.ABORTED:
             return []
@@ -292,7 +293,7 @@ class LadderGames:
                 continue
             seen.add(player.session)
             rating = self.ladder.rating(rules, player.name)
-            rank, of = self.ladder.rank(rules, player.name)
+            rank, of = self.ladder.rank(rules, player.name, now)
             out.append(Send(session.conn, Standing(
                 match.game_id, rules, player.name,
                 Rating(round(rating.mu, 3), round(rating.sigma, 3),

@@ -13,10 +13,12 @@ from server.ladder import Ladder, ladder_rules, play_id, play_rules, rating_hist
 from server.ladder import ladder_id as group_of
 
 #: What the pages say about the two kinds of rating.
-RATINGS_NOTE = ("Live ratings (OpenSkill, Weng-Lin): updated after every game, shown as "
-                "mu ± 2 sigma and ranked by mu - 3 sigma. The authoritative offline view is "
-                "the maximum likelihood Elo with bootstrap intervals (Leaderboard page, yard "
-                "leaderboard --tournament ladder-RULES).")
+RATINGS_NOTE = ("Ranked by the maximum likelihood Elo of every stored game (95% interval "
+                "from the fit), refitted every 2 s while games come in: the order the "
+                "stored games say. Live ratings (OpenSkill, Weng-Lin) are updated after "
+                "every game, shown as mu ± 2 sigma and used for matchmaking. Bootstrap "
+                "intervals and likelihood of superiority: Leaderboard page, yard "
+                "leaderboard --tournament ladder-RULES.")
 
 
 def stored_ladders(store: Database) -> dict[str, Any]:

@@ -33,3 +33,22 @@ def test_model_mode_shape_and_correlation_rises() -> None:
     assert fair["games_per_bot"]["mean"] == 2 * 240 / 8
     assert fair["games_per_pair"]["max"] >= fair["games_per_pair"]["min"]
     assert "seed 3" in out.stderr
+
+
+def test_settle_mode_compares_the_page_orders_with_the_offline_fit() -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "ladder.py"), "--mode", "settle", "--games",
+         "600", "--after", "300", "--every", "50", "--seeds", "2", "--samples", "20",
+         "--max-games", "4", "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+    summary = json.loads(out.stdout)
+    assert summary["polls_per_seed"] == 12 and summary["polls_after"] == 12
+    table = summary["candidates"]
+    assert set(table) == {"openskill", "openskill-mu", "openskill tau=0.02",
+                          "openskill tau=0.005", "history", "history-fresh"}
+    assert summary["los_polls"] > 0  # random and cautious are 250 Elo apart
+    # refitted at every poll, the page's rank is the offline fit's order
+    assert table["history-fresh"]["poll_agreement"] == 1.0
+    for row in table.values():
+        assert 0.0 <= row["best_first"] <= 1.0 and row["order_changes"] >= 0
+    assert "seed 2" in out.stderr

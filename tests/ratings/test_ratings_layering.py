@@ -8,7 +8,7 @@ import sys
 
 PURE = ["ratings", "ratings.elo", "ratings.bootstrap", "ratings.leaderboard",
         "ratings.matrix", "ratings.outcomes", "ratings.stats", "ratings.export",
-        "ratings.render", "ratings.sprt"]
+        "ratings.render", "ratings.sprt", "ratings.ranking"]
 FORBIDDEN = ["sqlalchemy", "db", "server", "bots", "torch", "asyncio", "websockets",
              "matplotlib"]
 

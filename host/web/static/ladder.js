@@ -48,15 +48,23 @@ function botStatus(row, live) {
   return h("span", { class: "badge" }, "offline");
 }
 
+/** The full-history Elo that orders the ladder, with its 95% interval. */
+function eloText(row) {
+  if (row.elo === null || row.elo === undefined) return "–";
+  const ci = row.elo_ci ? ` [${fmt(row.elo_ci[0], 0)}, ${fmt(row.elo_ci[1], 0)}]` : "";
+  return `${fmt(row.elo, 0)}${ci}`;
+}
+
 function ladderTable(rules, rows, live) {
   return scroller(h("table", { class: "ladder", "data-ruleset": rules },
-    h("thead", {}, h("tr", {}, ["#", "bot", "rating (μ ± 2σ)", "ordinal", "games",
-      "won as Mister X", "won as detectives", "status", "forfeits", "last seen"]
+    h("thead", {}, h("tr", {}, ["#", "bot", "Elo [95%]", "live rating (μ ± 2σ)", "ordinal",
+      "games", "won as Mister X", "won as detectives", "status", "forfeits", "last seen"]
       .map((t) => h("th", {}, t)))),
     h("tbody", {}, rows.map((r) => h("tr", { "data-bot": r.name,
       "data-connected": r.connected ? "1" : "0" },
     h("td", { class: "num" }, String(r.rank)),
     h("td", { class: "player" }, h("a", { href: hashTo("ladder", rules, "bots", r.name) }, r.name)),
+    h("td", { class: "num" }, eloText(r)),
     h("td", { class: "num" }, rating(r)),
     h("td", { class: "num" }, fmt(r.ordinal, 1)),
     h("td", { class: "num" }, String(r.games)),
