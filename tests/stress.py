@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         code = 128 - code
     if command:
         print(f"stress: {' '.join(command)}: exit {code}, {took:.1f} s wall "
-              f"({took / 60:.0f} min {took % 60:02.0f} s) beside {args.cores} busy "
+              f"({int(took // 60)} min {int(took % 60):02d} s) beside {args.cores} busy "
               "process(es)", file=sys.stderr)
     return code
 
