@@ -34,7 +34,7 @@ from server.app import MatchServer
 from server.core import ServerConfig
 
 SCALE = float(os.environ.get("YARD_TEST_TIMEOUT_SCALE", "1"))
-WAIT = 10 * SCALE
+WAIT = 30 * SCALE  # only to turn a hang into a failure
 
 TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA
 

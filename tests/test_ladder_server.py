@@ -8,6 +8,8 @@ import asyncio
 import json
 import os
 import re
+import time
+import urllib.error
 import urllib.request
 from collections import defaultdict
 from datetime import timedelta
@@ -81,8 +83,17 @@ async def _until_settled(http: str, name: str, timeout: float) -> tuple[int, Any
 
 
 def _get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=10) as reply:
-        return json.load(reply)
+    """GET a JSON answer; a 503 (the server is busy with its games) is asked again after
+    its Retry-After, for at most a minute."""
+    deadline = time.monotonic() + 60 * SCALE
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=30) as reply:
+                return json.load(reply)
+        except urllib.error.HTTPError as exc:
+            if exc.code != 503 or time.monotonic() > deadline:
+                raise
+            time.sleep(float(exc.headers.get("Retry-After") or 1))  # what the server asks
 
 
 def _most_at_once(spans: list[tuple[Any, Any]]) -> int:
