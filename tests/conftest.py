@@ -204,8 +204,8 @@ def _kernel_lock() -> Path:
 def pytest_configure(config: pytest.Config) -> None:
     """Compile the MCTS kernel (:mod:`numba_warmup`) in the background from the start of
     the session, holding the cache's lock until it is done: tests that use the kernel
-    wait for it (:func:`_compiled_kernel`) and run last, the others run meanwhile. On a
-    fresh clone this is over a minute of CPU, once; with the cache filled, a second.
+    wait for it (:func:`pytest_runtest_protocol`) and run last, the others run meanwhile.
+    On a fresh clone this is over a minute of CPU, once; with the cache filled, a second.
     Started by the session's main process (the xdist controller, or the only process with
     -n 0)."""
     global _warmup
@@ -245,7 +245,11 @@ def _wait_for_kernel() -> None:
     _kernel_ready = True
 
 
-@pytest.fixture(autouse=True)
-def _compiled_kernel(request: pytest.FixtureRequest) -> None:
-    if request.node.path.name in KERNEL_USERS:
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """A test of :data:`KERNEL_USERS` waits for the compiled kernels before pytest-timeout's
+    clock starts (its wrapper is inside this one): on a fresh clone beside another job the
+    warm-up alone took over the 300 s the first such test is allowed."""
+    if item.path.name in KERNEL_USERS:
         _wait_for_kernel()
+    yield

@@ -26,10 +26,13 @@ def test_returns_legal_moves_on_random_positions(name: str) -> None:
 def test_respects_the_time_budget(name: str) -> None:
     bot = AlphaBetaBot(seed=1, time=0.3)
     state = random_position(name, 6)
-    started = time.perf_counter()
+    started = time.process_time()
     move = bot.choose(state.view(state.to_move), state.legal_moves())
     assert move in state.legal_moves()
-    assert time.perf_counter() - started < 0.3 + 0.5
+    # The budget is wall time, which on a loaded machine is mostly spent waiting for a
+    # core; the CPU time of a search that stops at its deadline is under the budget (plus
+    # the last step's overrun) whatever the load, that of one that ignores it is not.
+    assert time.process_time() - started < 0.3 + 0.5
     assert bot.reached_depth >= 1
 
 

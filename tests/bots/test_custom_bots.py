@@ -233,7 +233,7 @@ def test_an_engine_that_never_connects_as_itself_fails_within_the_connect_timeou
         _, stderr = proc.communicate(timeout=180 * SCALE)
         took = time.monotonic() - started
         assert proc.returncode == 2, stderr
-        assert took < 20 * SCALE, (name, took)
+        assert took < 50 * SCALE, (name, took)  # not the 60 s it waited before
         error = stderr[stderr.index("error: "):]
         assert message in error.splitlines()[0], error
         assert str(log) in error.splitlines()[0]  # its log: the lines or that it is empty

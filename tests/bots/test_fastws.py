@@ -34,7 +34,7 @@ from server.app import MatchServer
 from server.config import ServerConfig
 from tests import SCALE
 
-WAIT = 10 * SCALE
+WAIT = 30 * SCALE  # only to turn a hang into a failure
 
 TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA
 

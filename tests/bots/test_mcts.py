@@ -67,10 +67,13 @@ def test_respects_the_time_budget(name: str) -> None:
     bot = MctsBot(seed=1, time=0.2)
     state = random_position(name, 5)
     MctsBot(iterations=64).choose(state.view(state.to_move), state.legal_moves())  # compile
-    started = time.perf_counter()
+    started = time.process_time()
     move = bot.choose(state.view(state.to_move), state.legal_moves())
     assert move in state.legal_moves()
-    assert time.perf_counter() - started < 0.2 + 0.5
+    # The budget is wall time, which on a loaded machine is mostly spent waiting for a
+    # core; the CPU time of a search that stops at its deadline is under the budget (plus
+    # the last step's overrun) whatever the load, that of one that ignores it is not.
+    assert time.process_time() - started < 0.2 + 0.5
     assert bot.last_iterations >= 64
 
 

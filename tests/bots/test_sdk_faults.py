@@ -102,7 +102,7 @@ def write_bots(directory: Path) -> Path:
     return path
 
 
-def test_a_raising_choose_forfeits_bot_error_within_a_second_and_replay_says_why(
+def test_a_raising_choose_forfeits_bot_error_at_once_and_replay_says_why(
         tmp_path: Path) -> None:
     bots = write_bots(tmp_path)
     db_url = f"sqlite:///{tmp_path / 'match.db'}"
@@ -123,10 +123,11 @@ def test_a_raising_choose_forfeits_bot_error_within_a_second_and_replay_says_why
     last = record.turns[-1]
     assert (last.fault, last.move, last.seat, last.index) == ("bot_error", None, 0, 1)
     # From the exception (the bot's clock) to the game's end (the stored record's), and
-    # from the server's your_turn to the forfeit: both well under the 10 s move time.
+    # from the server's your_turn to the forfeit: both well under the 10 s move time
+    # (a second when idle; half the move time leaves room for a busy machine).
     raised_at = float((tmp_path / "raised_at.txt").read_text())
-    assert 0 <= record.finished_at.timestamp() - raised_at < 1.0
-    assert last.time_used < 1.0
+    assert 0 <= record.finished_at.timestamp() - raised_at < MOVE_S / 2
+    assert last.time_used < MOVE_S / 2
     reason = "choose raised ValueError: no route to the docks in …/plan.txt"
     assert last.detail == f"bot_error: {reason}"
     shown = yard_here("replay", result["game"], "--db", db_url)
@@ -183,7 +184,7 @@ async def test_no_legal_move_from_choose_forfeits_illegal_move_at_once(tmp_path:
 
     def forfeit(record: GameRecord) -> tuple[str, str | None, str | None]:
         last = record.turns[-1]
-        assert last.time_used < 1.0, last  # not the 10 s move time
+        assert last.time_used < MOVE_S / 2, last  # at once, not after the move time
         # One report, nothing for the server to refuse first (no bad_move, no retries).
         assert [t.fault for t in record.turns if t.fault] == [last.fault], record.turns
         seat = record.outcome.seat

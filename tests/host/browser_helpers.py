@@ -41,7 +41,7 @@ CHROMIUM = os.environ.get("YARD_CHROMIUM") or next(
 CHROMEDRIVER = os.environ.get("YARD_CHROMEDRIVER", "/usr/bin/chromedriver")
 SHOTS = Path(os.environ.get("YARD_SCREENSHOTS",
                             Path(__file__).resolve().parents[2] / "build" / "screenshots"))
-WAIT_S = 20.0
+WAIT_S = 60.0  # what a page gets to show something: only to turn a hang into a failure
 GROUP = "browser"
 """The xdist group of the modules that share the browser and the server."""
 

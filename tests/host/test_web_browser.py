@@ -247,8 +247,17 @@ async def _watch_live_game(driver: Any, url: str) -> None:
                 await wait_for(driver, lambda d: d.find_elements(
                     "css selector", f'#live tr[data-game="{game}"]'), "live game listed")
                 await run(shoot, driver, "live-list")
-                await run(lambda: driver.find_element(
-                    "css selector", f'#live tr[data-game="{game}"] a').click())
+
+                def open_game(d: Any) -> bool:
+                    from selenium.common.exceptions import StaleElementReferenceException
+
+                    try:
+                        d.find_element("css selector", f'#live tr[data-game="{game}"] a').click()
+                    except StaleElementReferenceException:
+                        return False  # the list was redrawn between finding and clicking
+                    return True
+
+                await wait_for(driver, open_game, "live game opened")
                 await wait_for(driver, lambda d: d.find_elements(
                     "css selector", "#viewer[data-move-number='0']"), "live viewer")
                 await run(js, driver, "window.__frames = []")  # drop the list page's frames

@@ -117,7 +117,7 @@ async def play_on_server(db_path: Path) -> dict[str, str]:
     try:
         for client in clients:
             await asyncio.wait_for(client.connected.wait(), 10 * SCALE)
-        quick = TimeControl(0.3 * SCALE)
+        quick = TimeControl(2.0 * SCALE)  # for the stalls; generous for the others
         stall = await Scripted.open(server.url, "staller", illegal_at=2, stall_at=4)
         bad = await Scripted.open(server.url, "bad", illegal_at=1, stall_at=2)
         idle = await Scripted.open(server.url, "idle", illegal_at=0, stall_at=1)

@@ -169,8 +169,8 @@ class RawClient:
 
 
 async def until(condition: Callable[[], bool]) -> None:
-    """Wait (polling) until ``condition()`` holds; fail after 10 seconds."""
-    async with asyncio.timeout(10):
+    """Wait (polling) until ``condition()`` holds; fail after 30 seconds (a hang)."""
+    async with asyncio.timeout(30):
         while not condition():
             await asyncio.sleep(0.001)
 

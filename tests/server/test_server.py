@@ -45,8 +45,9 @@ class Raw:
     async def send(self, msg: dict[str, Any] | str | bytes) -> None:
         await self.ws.send(json.dumps(msg) if isinstance(msg, dict) else msg)
 
-    async def expect(self, kind: str, timeout: float = 10.0) -> dict[str, Any]:
-        """Read frames until one of type ``kind`` arrives."""
+    async def expect(self, kind: str, timeout: float = 30.0) -> dict[str, Any]:
+        """Read frames until one of type ``kind`` arrives (``timeout``: only to turn a
+        hang into a failure)."""
         async with asyncio.timeout(timeout * SCALE):
             while True:
                 msg: dict[str, Any] = json.loads(await self.ws.recv())
@@ -112,8 +113,8 @@ async def test_illegal_moves_stale_turns_then_a_stall_are_recorded(
     bad = await Raw.open(server.url, "bad")
     async with AdminClient(server.url, server.admin_token) as admin:
         game = await admin.start_match(StartMatch(
-            "classic", "bad", ["random"], seed=1, time_control=TimeControl(0.5 * SCALE),
-            policy=Policy(max_illegal=5)))
+            "classic", "bad", ["random"], seed=1, time_control=TimeControl(3.0 * SCALE),
+            policy=Policy(max_illegal=5)))  # time for the three errors, even on a busy machine
         turn = await bad.expect("your_turn")
         await bad.send({"type": "move", "game": game, "turn": turn["turn"], "move": "taxi:7777"})
         assert (await bad.expect("error"))["code"] == "illegal_move"

@@ -220,7 +220,9 @@ def test_a_custom_bot_reports_effort_through_the_sdk_and_plays_without_a_pool(
     assert (sleeper["mean_playouts"], sleeper["mean_depth"], sleeper["mean_nodes"]) == (
         7.0, 2.0, None)
     assert 0.1 <= sleeper["mean_time_s"] < 2.0
-    assert compute["random"]["mean_time_s"] < 0.1
+    # random's moves are not charged the sleeper's 0.1 s (an absolute bound would also
+    # measure how busy the machine is)
+    assert compute["random"]["mean_time_s"] < sleeper["mean_time_s"]
     assert "instances" not in sleeper  # it connected by itself: one process, no slots
 
 
