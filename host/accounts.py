@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from db.errors import AccountError, DatabaseError
-from db.store.accounts import TOUCH_EVERY, token_matches
+from db.store.accounts import TOUCH_EVERY, check_account_name, token_matches
 from protocol.names import PERSON_PREFIX
 from records import AccountInfo
 from server.outputs import AccountStatus, AccountVerdict, Authenticate
@@ -104,6 +104,10 @@ class AccountChecker:
         if like is not None:
             return AccountVerdict(AccountStatus.TAKEN, like=like)
         source = "play" if name.startswith(PERSON_PREFIX) else "registration"
+        try:
+            check_account_name(name, source)
+        except AccountError as exc:
+            return AccountVerdict(AccountStatus.INVALID, reason=str(exc))
         try:
             token = self.store.add_account(name, source)
         except AccountError:  # taken meanwhile (another registration won)

@@ -167,11 +167,12 @@ def reserved_prefix(name: str) -> str | None:
     return None
 
 
-def check_bot_name(name: str, taken: Iterable[str] = (), what: str = "bot name") -> str:
+def check_bot_name(name: str, taken: Iterable[str] = (), what: str = "bot name", *,
+                   form: bool = True) -> str:
     """``name`` if a bot may take it: it neither starts with nor looks like a reserved
     prefix (``bad_value``), looks like none of the ``taken`` names (``name_taken``; the
-    same name is no clash: a bot may connect more than once), and is a valid name in its
-    normal form (:func:`enforce`). :class:`BadName` otherwise."""
+    same name is no clash: a bot may connect more than once), and (unless not ``form``)
+    is a valid name in its normal form (:func:`enforce`). :class:`BadName` otherwise."""
     prefix = reserved_prefix(name)
     if prefix is not None:
         raise BadName(ErrorCode.BAD_VALUE,
@@ -181,7 +182,7 @@ def check_bot_name(name: str, taken: Iterable[str] = (), what: str = "bot name")
     if like is not None:
         raise BadName(ErrorCode.NAME_TAKEN, f"{what} {name!r:.80} looks like {like!r}, "
                       "which is taken: pick a name that reads differently", like)
-    return enforce(name, what)
+    return enforce(name, what) if form else name
 
 
 def skeleton(text: str) -> str:

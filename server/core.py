@@ -301,11 +301,14 @@ class Core:
         form, starts like a person's, or looks like a name that is taken
         (:mod:`protocol.names`), or ``None``. A bot's name may not look like another bot's
         that is connected, has a fixed token, is a house bot or is rated on the ladder; a
-        person's not like another person's who is connected (stored claims are checked
-        when a name is claimed)."""
+        person's not like another person's who is connected. Names of accounts are
+        checked against the stored ones when the account is made (by the account check,
+        :class:`server.outputs.Authenticate`, the form first): an account made before
+        these rules keeps its name."""
         try:
             if hello.role is Role.BOT:
-                check_bot_name(hello.name, self._bot_names())
+                account = self.config.accounts and hello.name not in self.config.bot_tokens
+                check_bot_name(hello.name, self._bot_names(), form=not account)
             elif hello.role is Role.HUMAN:
                 name = session_name(hello)
                 like = look_alike(name, (s.name for s in self.sessions.values()
@@ -402,6 +405,8 @@ class Core:
         name = f"{hello.name!r:.40}"
         if verdict.status in (AccountStatus.OK, AccountStatus.REGISTERED):
             return self._accept(conn, hello, now, session_name(hello), verdict.token)
+        if verdict.status is AccountStatus.INVALID:
+            return refuse_hello(conn.id, ErrorCode.BAD_VALUE, verdict.reason or "bad name")
         if hello.role is Role.HUMAN:
             return _refuse_claim(conn.id, hello, verdict)
         match verdict.status:

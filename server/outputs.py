@@ -64,17 +64,20 @@ class AccountStatus(Enum):
     WRONG_TOKEN = "wrong_token"  # the account exists; the token is not its own
     REVOKED = "revoked"          # the account's token was revoked
     TAKEN = "taken"              # registration: the name (or one like it) has an account
+    INVALID = "invalid"          # registration: the name is not one an account may have
     UNAVAILABLE = "unavailable"  # the accounts cannot be read now (database error)
 
 
 @dataclass(frozen=True)
 class AccountVerdict:
     """The answer to :class:`Authenticate`: ``token`` only for ``REGISTERED``; ``like``:
-    for ``TAKEN``, the account whose name it is or looks like."""
+    for ``TAKEN``, the account whose name it is or looks like; ``reason``: for
+    ``INVALID``, what is wrong with the name."""
 
     status: AccountStatus
     token: str | None = field(default=None, repr=False)
     like: str | None = None
+    reason: str | None = None
 
 
 def refuse_hello(conn: int, code: ErrorCode, text: str) -> list[Output]:

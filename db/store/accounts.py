@@ -107,11 +107,11 @@ class Accounts(Connection):
         already has an account (a revoked one included: names are not reused)."""
         if source not in SOURCES:
             raise ValueError(f"account source {source!r} is not one of {SOURCES}")
-        check_account_name(name, source)
         like = self.account_like(name)
         if like is not None and like != name:
             raise AccountError(f"account name {name!r:.80} looks like {like!r}, which has "
                                "an account: pick a name that reads differently")
+        check_account_name(name, source)
         token = new_token()
         row = AccountRow(name=name, token_hash=hash_token(token), source=source,
                          created_at=datetime.now(UTC))
