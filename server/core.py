@@ -304,11 +304,12 @@ class Core:
         person's not like another person's who is connected. Names of accounts are
         checked against the stored ones when the account is made (by the account check,
         :class:`server.outputs.Authenticate`, the form first): an account made before
-        these rules keeps its name."""
+        these rules, or a fixed token's name, keeps its name."""
         try:
             if hello.role is Role.BOT:
-                account = self.config.accounts and hello.name not in self.config.bot_tokens
-                check_bot_name(hello.name, self._bot_names(), form=not account)
+                # The operator's names (fixed tokens, accounts) were admitted when made.
+                vouched = self.config.accounts or hello.name in self.config.bot_tokens
+                check_bot_name(hello.name, self._bot_names(), form=not vouched)
             elif hello.role is Role.HUMAN:
                 name = session_name(hello)
                 like = look_alike(name, (s.name for s in self.sessions.values()
