@@ -1,10 +1,15 @@
-"""Account checks for ``yard serve --accounts``, off the event loop.
+"""Account checks for ``yard serve --accounts`` (and people's claimed names), off the event
+loop.
 
 The core asks (:class:`server.outputs.Authenticate`) and the shell runs
 :meth:`AccountChecker.verify`: the account is read from the database and the token checked
 against its scrypt hash on a small thread pool of its own, so neither the database nor the
 hashing (tens of milliseconds of CPU) ever blocks the loop, and a flood of bad tokens
-cannot take the threads that store finished games. A token that passed once is remembered
+cannot take the threads that store finished games. New accounts (registrations, claims:
+a hash and a write each) are made on one thread of their own, so logins never wait behind
+them; the core bounds how many wait there (:mod:`server.registration`). A new name is
+refused when it is, or looks like, an account's name (:mod:`protocol.names`). A token
+that passed once is remembered
 (its SHA-256, compared in constant time, for as long as the account's stored hash is the
 same), so reconnecting bots cost one database read and no scrypt. The account is read on
 every ``hello``, resumes included: a token revoked or rotated with ``yard accounts`` (from
@@ -24,7 +29,8 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from db.errors import AccountError, DatabaseError
-from db.store.accounts import TOUCH_EVERY, token_matches
+from db.store.accounts import TOUCH_EVERY, check_account_name, token_matches
+from protocol.names import PERSON_PREFIX
 from records import AccountInfo
 from server.outputs import AccountStatus, AccountVerdict, Authenticate
 
@@ -43,6 +49,9 @@ class AccountStore(Protocol):
     def add_account(self, name: str, source: str = "cli") -> str:
         """Add an account; returns its token."""
 
+    def account_like(self, name: str) -> str | None:
+        """The account whose name is ``name`` or looks like it, or ``None``."""
+
     def touch_account(self, name: str, when: datetime | None = None) -> None:
         """Note that the account's token was accepted."""
 
@@ -54,15 +63,17 @@ class AccountChecker:
     def __init__(self, store: AccountStore, workers: int = 2) -> None:
         self.store = store
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="yard-accounts")
+        self._registrations = ThreadPoolExecutor(1, thread_name_prefix="yard-register")
         self._lock = threading.Lock()
         #: name -> (the stored hash it was checked against, SHA-256 of the good token).
         self._good: dict[str, tuple[str, bytes]] = {}
 
     async def verify(self, request: Authenticate) -> AccountVerdict:
-        """:meth:`check` on the checker's threads."""
+        """:meth:`check` on the checker's threads (registrations on their own)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self.check, request.name,
-                                          request.token, request.register)
+        pool = self._registrations if request.register else self._pool
+        return await loop.run_in_executor(pool, self.check, request.name, request.token,
+                                          request.register)
 
     def check(self, name: str, token: str | None, register: bool = False) -> AccountVerdict:
         """Blocking: whether ``token`` is account ``name``'s; with ``register``, make the
@@ -89,13 +100,19 @@ class AccountChecker:
         return AccountVerdict(AccountStatus.OK)
 
     def _register(self, name: str) -> AccountVerdict:
-        if self.store.account(name) is not None:
-            return AccountVerdict(AccountStatus.TAKEN)
+        like = self.store.account_like(name)
+        if like is not None:
+            return AccountVerdict(AccountStatus.TAKEN, like=like)
+        source = "play" if name.startswith(PERSON_PREFIX) else "registration"
         try:
-            token = self.store.add_account(name, "registration")
+            check_account_name(name, source)
+        except AccountError as exc:
+            return AccountVerdict(AccountStatus.INVALID, reason=str(exc))
+        try:
+            token = self.store.add_account(name, source)
         except AccountError:  # taken meanwhile (another registration won)
             return AccountVerdict(AccountStatus.TAKEN)
-        log.info("account %r registered", name)
+        log.info("account %r registered (%s)", name, source)
         return AccountVerdict(AccountStatus.REGISTERED, token)
 
     def _matches(self, account: AccountInfo, token: str) -> bool:
@@ -115,3 +132,4 @@ class AccountChecker:
     def close(self) -> None:
         """Stop the threads (checks still running finish first)."""
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._registrations.shutdown(wait=True, cancel_futures=True)

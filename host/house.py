@@ -54,8 +54,11 @@ class House:
         self._stopping = False
 
     def prepare(self) -> None:
-        """Give each house bot a fixed token where bots need one (before the server takes
+        """Reserve the house bots' names (no other bot may take one that looks like them)
+        and give each a fixed token where bots need one (before the server takes
         connections)."""
+        self.config.reserved_names = tuple(dict.fromkeys(
+            [*self.config.reserved_names, *(bot.name for bot in self.bots)]))
         if not (self.config.accounts or self.config.bot_tokens):
             return
         self._dir = tempfile.TemporaryDirectory(prefix="yard-house-")

@@ -44,6 +44,7 @@ from server.gate import HttpConnection, refusal_slots
 from server.ladder import ladder_id, play_id
 from server.logs import configure as configure_logging
 from server.logs import raise_open_file_limit
+from server.session import is_guest
 
 
 class ServerConfigError(YardError):
@@ -79,12 +80,16 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
                   max_account_games: int = 64, ladder: tuple[str, ...] = (),
                   ladder_placement: int = 6, ladder_pause_after: int = 3,
                   ladder_max_games: int = 16, play_move_time: float = 60.0,
-                  play_bank_time: float = 600.0, ladder_check: bool = False) -> ServerConfig:
+                  play_bank_time: float = 600.0, ladder_check: bool = False,
+                  registrations_per_address: int = 10, registrations_total: int = 100,
+                  registration_window: float = 3600.0, registration_queue: int = 8
+                  ) -> ServerConfig:
     """The server configuration of ``yard serve``'s options: bot tokens from ``token_file``
     and ``NAME=TOKEN`` pairs; the admin token from ``admin_token``, else the token file's
     ``admin_token``, else ``admin_token_file`` (default
     :func:`~server.auth.default_admin_token_file`), created with a fresh token when
-    missing; web page origins allowed besides the server's own; bot accounts."""
+    missing; web page origins allowed besides the server's own; bot accounts and the bounds
+    on registrations (:mod:`server.registration`)."""
     bots, file_admin = load_token_file(token_file) if token_file else ({}, None)
     for pair in bot_token:
         name, sep, token = pair.partition("=")
@@ -99,6 +104,11 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
     if max_account_connections < 1 or max_account_games < 1:
         raise ServerConfigError("--max-account-connections and --max-account-games must "
                                 "be at least 1")
+    if min(registrations_per_address, registrations_total, registration_queue) < 1 or \
+            registration_window <= 0:
+        raise ServerConfigError("--registrations-per-address, --registrations-total and "
+                                "--registration-queue must be at least 1, "
+                                "--registration-window > 0")
     for rules in ladder:
         try:
             load_ruleset(rules)
@@ -131,6 +141,10 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
                           accounts=accounts, open_registration=open_registration,
                           max_account_connections=max_account_connections,
                           max_account_games=max_account_games, allowed_origins=tuple(origins),
+                          registrations_per_address=registrations_per_address,
+                          registrations_total=registrations_total,
+                          registration_window_s=registration_window,
+                          registration_queue=registration_queue,
                           time_control=TimeControl(move_time, bank_time), grace_s=grace,
                           hello_timeout_s=hello_timeout, max_send_bytes=send_buffer_kib * 1024,
                           max_connections=max_connections,
@@ -232,13 +246,16 @@ def _local_url(host: str, port: int) -> str:
 
 def load_ladder(core: Core, db: Database) -> None:
     """Make the ladder's and the Play page's game groups in ``db`` and rate their stored
-    games into ``core``'s ladder, oldest first (before any bot can connect)."""
+    games into ``core``'s ladder, oldest first (before any bot can connect); guests' games
+    are not rated."""
     ladder = core.ladder
     assert ladder is not None
     for rules in ladder.rules:
         for group, kind in ((ladder_id(rules), "ladder"), (play_id(rules), "play")):
             db.ensure_group(group, {"format": kind, "rules": rules})
-            ladder.replay(rules, db.group_games(group), people=kind == "play")
+            games = [g for g in db.group_games(group)
+                     if not (is_guest(g.mrx) or is_guest(g.detectives))]
+            ladder.replay(rules, games, people=kind == "play")
 
 
 @dataclass
@@ -278,8 +295,8 @@ async def open_serving(config: ServerConfig, db_url: str, host: str, port: int) 
         raise
     writer.sink = sink
     writer.fallback_path = fallback_path(db_url)
-    if config.accounts and isinstance(sink, Database):
-        server.accounts = AccountChecker(sink)
+    if (config.accounts or config.ladder) and isinstance(sink, Database):
+        server.accounts = AccountChecker(sink)  # bots' accounts, people's claimed names
     return Serving(server, web, writer, url)
 
 

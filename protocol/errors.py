@@ -49,6 +49,7 @@ class ErrorCode(Enum):
     LADDER_PAUSED = "ladder_paused"
     BOT_BUSY = "bot_busy"
     LADDER_CHECK_FAILED = "ladder_check_failed"
+    REGISTRATION_LIMIT = "registration_limit"
 
 
 class ProtocolError(YardError):

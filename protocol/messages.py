@@ -148,10 +148,12 @@ class Hello(Message):
     """First message of every connection. ``resume`` reclaims a dropped session.
     ``instance`` tells apart several processes of one bot (e.g. a tournament's game slot).
     ``register`` asks a server with open registration for an account under ``name``
-    (left out of the frame when false). ``ladder``: the rulesets of the server's standing
-    ladder this bot wants to be matched on, at most ``max_games`` games at once (default
-    1); ``roles``: the sides it plays there and on the Play page (default both); all three
-    left out of the frame when null."""
+    (left out of the frame when false); a person (role ``human``) claims ``name`` with it,
+    and proves the claim on later ``hello``s with the ``token`` its ``welcome`` carried
+    (without either, the person plays as a guest). ``ladder``: the rulesets of the server's
+    standing ladder this bot wants to be matched on, at most ``max_games`` games at once
+    (default 1); ``roles``: the sides it plays there and on the Play page (default both);
+    all three left out of the frame when null."""
 
     TYPE: ClassVar[str] = "hello"
     protocol: int
@@ -305,8 +307,8 @@ class Pong(Message):
 @dataclass(frozen=True)
 class Welcome(Message):
     """Reply to ``hello``: the session id, its resume token, and games resumed. ``token``:
-    the new account's token after a ``hello`` with ``register`` (sent once; left out of the
-    frame otherwise)."""
+    the new account's (or claimed name's) token after a ``hello`` with ``register`` (sent
+    once; left out of the frame otherwise)."""
 
     TYPE: ClassVar[str] = "welcome"
     session: str

@@ -225,7 +225,8 @@ class MatchServer:
             loop.default_exception_handler(context)
 
     async def _handle(self, ws: ServerConnection) -> None:
-        conn = self.core.connect(time.monotonic(), getattr(ws, "yard_foreign_origin", None))
+        conn = self.core.connect(time.monotonic(), getattr(ws, "yard_foreign_origin", None),
+                                 getattr(ws, "yard_address", None))
         outbox = Outbox(self.core.config.max_send_bytes, ws)
         self._outboxes.by_conn[conn] = outbox
         self._sockets[conn] = ws

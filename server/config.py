@@ -18,7 +18,11 @@ class ServerConfig:
     given; ``None``: no admin connections at all). ``bot_tokens``: bot names that need a
     fixed token. ``accounts``: every other bot name needs its account's token (checked by
     the shell, :class:`Authenticate`); ``open_registration``: a ``hello`` with
-    ``register`` makes an account for an unused name. Per account, at most
+    ``register`` makes an account for an unused name. Registrations (bots' and people
+    claiming a name) are bounded per remote address and in all within
+    ``registration_window_s`` (:mod:`server.registration`), and at most
+    ``registration_queue`` are made at once. ``reserved_names`` (the house bots): no other
+    bot may take a name that looks like one (:mod:`protocol.names`). Per account, at most
     ``max_account_connections`` live connections and ``max_account_games`` games at once.
     The shell enforces ``allowed_origins`` (web pages other than the server's own that may
     connect, :func:`server.auth.origin_allowed`) and the last four: seconds a connection
@@ -31,6 +35,11 @@ class ServerConfig:
     open_registration: bool = False
     max_account_connections: int = 16
     max_account_games: int = 64
+    registrations_per_address: int = 10
+    registrations_total: int = 100
+    registration_window_s: float = 3600.0
+    registration_queue: int = 8
+    reserved_names: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     #: Where ``admin_token`` was read from or created (shown at start-up; ``None``: the
     #: token was given as such).

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime
 from functools import lru_cache
@@ -52,10 +52,11 @@ from protocol import (
     YourTurn,
     decode,
 )
+from protocol.names import PERSON_PREFIX, BadName, check_bot_name, enforce_person, look_alike
 from records import GameRecord
 from server.config import ServerConfig
 from server.ladder import Ladder
-from server.ladder_games import CHECKER_SESSION, LadderGames
+from server.ladder_games import CHECKER_NAME, CHECKER_SESSION, LadderGames
 from server.lobby import Lobby
 from server.match import Match, MatchSpec, Outputs, keyed_seat_seed
 from server.outputs import (
@@ -69,7 +70,8 @@ from server.outputs import (
     refuse_hello,
 )
 from server.ratelimit import TokenBucket
-from server.session import HUMAN_PREFIX, SERVER_VERSION, Connection, Session
+from server.registration import Registrations
+from server.session import SERVER_VERSION, Connection, Session, session_name
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +111,10 @@ class Core:
         self.lobby = Lobby(config, self.sessions, self.new_id, self)
         #: The standing ladder (``config.ladder``), its check games and people's games.
         self.ladder_games = LadderGames(config, self.sessions, self.new_id, wall, self)
+        #: New accounts per address, in all, and being made now.
+        self.registrations = Registrations(
+            config.registrations_per_address, config.registrations_total,
+            config.registration_window_s, config.registration_queue)
 
     @property
     def ladder(self) -> Ladder | None:
@@ -126,14 +132,15 @@ class Core:
 
     # ------------------------------------------------------------------ connections
 
-    def connect(self, now: float, foreign_origin: str | None = None) -> int:
+    def connect(self, now: float, foreign_origin: str | None = None,
+                address: str | None = None) -> int:
         """Register a new connection; returns its id. ``foreign_origin``: the connection
         comes from a web page whose origin the shell does not allow (named in the error
-        that refuses its ``hello``)."""
+        that refuses its ``hello``); ``address``: the remote address it comes from."""
         self._next_conn += 1
         conn = Connection(self._next_conn,
                           TokenBucket(self.config.rate_per_s, self.config.burst, now),
-                          foreign_origin=foreign_origin)
+                          foreign_origin=foreign_origin, address=address)
         self.conns[conn.id] = conn
         return conn.id
 
@@ -283,6 +290,9 @@ class Core:
         problem = _check_labels(hello)
         if problem is not None:
             return self._violation(conn, ErrorCode.BAD_VALUE, problem, now)
+        refused = self._name_refused(conn, hello)
+        if refused is not None:
+            return refused
         refused = self.ladder_games.refused(conn, hello)
         if refused is not None:
             return refused
@@ -292,20 +302,61 @@ class Core:
                                 "connect to this server (only its own pages, and origins "
                                 "its operator allows with yard serve --allow-origin ORIGIN)")
         if hello.register:
-            refused = self._registration_refused(conn, hello)
+            refused = self._registration_refused(conn, hello, now)
             if refused is not None:
                 return refused
         return self._check_token(conn, hello, now)
 
+    def _name_refused(self, conn: Connection, hello: Hello) -> list[Output] | None:
+        """The refusal of a bot's or person's name that is not a valid name in its normal
+        form, starts like a person's, or looks like a name that is taken
+        (:mod:`protocol.names`), or ``None``. A bot's name may not look like another bot's
+        that is connected, has a fixed token, is a house bot or is rated on the ladder; a
+        person's not like another person's who is connected. Names of accounts are
+        checked against the stored ones when the account is made (by the account check,
+        :class:`server.outputs.Authenticate`, the form first): an account made before
+        these rules, or a fixed token's name, keeps its name."""
+        try:
+            if hello.role is Role.BOT:
+                # The operator's names (fixed tokens, accounts) were admitted when made.
+                vouched = self.config.accounts or hello.name in self.config.bot_tokens
+                check_bot_name(hello.name, self._bot_names(), form=not vouched)
+            elif hello.role is Role.HUMAN:
+                name = session_name(hello)
+                like = look_alike(name, (s.name for s in self.sessions.values()
+                                         if s.role is Role.HUMAN))
+                if like is not None:
+                    raise BadName(ErrorCode.NAME_TAKEN,
+                                  f"name {hello.name!r:.80} looks like {like!r}, who is "
+                                  "playing here now: pick a name that reads differently",
+                                  like)
+                enforce_person(hello.name)
+        except BadName as exc:
+            return refuse_hello(conn.id, exc.code, str(exc))
+        return None
+
+    def _bot_names(self) -> Iterator[str]:
+        """The names a new bot's may not look like: connected bots (and those in their
+        grace period), fixed tokens, house bots, the ladder's rated bots, the checker."""
+        yield from self.config.reserved_names
+        yield from self.config.bot_tokens
+        yield CHECKER_NAME
+        for session in self.sessions.values():
+            if session.role is Role.BOT:
+                yield session.name
+        if self.ladder is not None:
+            yield from self.ladder.entrants
+
     def _check_token(self, conn: Connection, hello: Hello, now: float) -> list[Output]:
         """A well-formed ``hello``: check its bot's fixed token, or have the shell check its
-        account (:class:`server.outputs.Authenticate`), or check the admin token; then
-        accept it."""
+        account (:class:`server.outputs.Authenticate`: a bot's account, a person's claim),
+        or check the admin token; then accept it."""
+        if hello.role is Role.HUMAN and (hello.register or hello.token is not None):
+            return self._authenticate(conn, hello, now)
         if hello.role is Role.BOT:
             fixed = self.config.bot_tokens.get(hello.name)
             if fixed is None and self.config.accounts:
-                conn.pending = hello  # the shell checks the token off the loop
-                return [Authenticate(conn.id, hello.name, hello.token, hello.register)]
+                return self._authenticate(conn, hello, now)
             if (fixed is not None or self.config.bot_tokens) and \
                     not _secret_matches(fixed, hello.token):
                 return refuse_hello(conn.id, ErrorCode.BAD_TOKEN,
@@ -317,21 +368,37 @@ class Core:
                                 "where its token file is)")
         return self._accept(conn, hello, now)
 
-    def _registration_refused(self, conn: Connection, hello: Hello) -> list[Output] | None:
+    def _authenticate(self, conn: Connection, hello: Hello, now: float) -> list[Output]:
+        """Have the shell check ``hello``'s account token, or make its account (off the
+        loop); its ``hello`` waits in ``conn.pending``."""
+        conn.pending = hello
+        if hello.register:
+            self.registrations.begin(conn.id, conn.address, now)
+        return [Authenticate(conn.id, session_name(hello), hello.token, hello.register)]
+
+    def _registration_refused(self, conn: Connection, hello: Hello, now: float
+                              ) -> list[Output] | None:
         """The refusal of a ``hello`` with ``register``, or ``None`` if it may register
-        (whether the name is free is for the account check)."""
-        if not (self.config.accounts and self.config.open_registration):
+        (whether the name is free is for the account check): a bot's on a server with open
+        registration, a person's claim on one with games for people (the ladder), within
+        the registration limits (:class:`server.registration.Registrations`)."""
+        if hello.role is not Role.HUMAN and not (self.config.accounts
+                                                 and self.config.open_registration):
             return refuse_hello(conn.id, ErrorCode.FORBIDDEN,
                                 "this server does not register bots (its operator adds "
                                 "accounts: yard accounts add NAME, or starts it with "
                                 "yard serve --accounts --open-registration)")
-        if hello.role is not Role.BOT or hello.resume is not None:
+        if hello.role not in (Role.BOT, Role.HUMAN) or hello.resume is not None:
             return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
-                                "hello.register is for a bot's first connection (role bot, "
-                                "no resume)")
+                                "hello.register is for a bot's or a person's first "
+                                "connection (role bot or human, no resume)")
         if hello.name in self.config.bot_tokens:
             return refuse_hello(conn.id, ErrorCode.NAME_TAKEN,
                                 f"bot name {hello.name!r:.40} is taken")
+        reason = self.registrations.refusal(conn.address, now)
+        if reason is not None:
+            log.warning("registration of %r refused: %s", hello.name[:40], reason)
+            return refuse_hello(conn.id, ErrorCode.REGISTRATION_LIMIT, reason)
         return None
 
     def authenticated(self, conn_id: int, verdict: AccountVerdict, now: float
@@ -339,6 +406,7 @@ class Core:
         """The shell's answer to :class:`Authenticate` for ``conn_id``: go on with its
         ``hello``, or refuse it."""
         self._now = now
+        self.registrations.end(conn_id)
         conn = self.conns.get(conn_id)
         if conn is None or conn.pending is None:
             if verdict.status is AccountStatus.REGISTERED:
@@ -347,9 +415,13 @@ class Core:
             return []
         hello, conn.pending = conn.pending, None
         name = f"{hello.name!r:.40}"
+        if verdict.status in (AccountStatus.OK, AccountStatus.REGISTERED):
+            return self._accept(conn, hello, now, session_name(hello), verdict.token)
+        if verdict.status is AccountStatus.INVALID:
+            return refuse_hello(conn.id, ErrorCode.BAD_VALUE, verdict.reason or "bad name")
+        if hello.role is Role.HUMAN:
+            return _refuse_claim(conn.id, hello, verdict)
         match verdict.status:
-            case AccountStatus.OK | AccountStatus.REGISTERED:
-                return self._accept(conn, hello, now, hello.name, verdict.token)
             case AccountStatus.UNKNOWN:
                 how = (", or register it (hello with \"register\": true)"
                        if self.config.open_registration else "")
@@ -363,9 +435,11 @@ class Core:
                 return refuse_hello(conn.id, ErrorCode.BAD_TOKEN,
                                     f"the token of account {name} was revoked")
             case AccountStatus.TAKEN:
+                like = ("" if verdict.like in (None, hello.name)
+                        else f" (it looks like {verdict.like!r}, which has an account)")
                 return refuse_hello(conn.id, ErrorCode.NAME_TAKEN,
-                                    f"bot name {name} is taken: connect with its account's "
-                                    "token, or register another name")
+                                    f"bot name {name} is taken{like}: connect with its "
+                                    "account's token, or register another name")
         return refuse_hello(conn.id, ErrorCode.ACCOUNTS_UNAVAILABLE,
                             "the server cannot check accounts now; try again later")
 
@@ -385,7 +459,7 @@ class Core:
                 return refuse_hello(conn.id, ErrorCode.ACCOUNT_LIMIT,
                                     f"account {account!r:.40} has {live} connections open "
                                     f"(at most {limit} per account)")
-        name = hello.name if hello.role is not Role.HUMAN else HUMAN_PREFIX + hello.name
+        name = session_name(hello)
         session = Session(self.new_id("s"), name, hello.version, hello.role,
                           hello.role is Role.ADMIN, secrets.token_urlsafe(18), conn.id,
                           instance=hello.instance, account=account,
@@ -409,7 +483,7 @@ class Core:
         # bot or admin token ``_hello`` has checked), and only once: it is rotated.
         session = next((s for s in self.sessions.values()
                         if _secret_matches(s.resume_token, token)), None)
-        name = hello.name if hello.role is not Role.HUMAN else HUMAN_PREFIX + hello.name
+        name = session_name(hello)
         if session is None or session.name != name or session.role is not hello.role:
             return refuse_hello(conn.id, ErrorCode.BAD_RESUME_TOKEN,
                                 "no session of yours with that resume token (expired, "
@@ -681,6 +755,30 @@ def _check_labels(hello: Hello) -> str | None:
         if not value.isprintable():
             return f"hello.{key} contains control or unprintable characters"
     return None
+
+
+def _refuse_claim(conn: int, hello: Hello, verdict: AccountVerdict) -> list[Output]:
+    """The refusal of a person's ``hello`` whose claim of its name failed."""
+    name = f"{hello.name!r:.40}"
+    match verdict.status:
+        case AccountStatus.UNKNOWN:
+            return refuse_hello(conn, ErrorCode.BAD_TOKEN,
+                                f"nobody has claimed the name {name} on this server: claim "
+                                "it (hello with \"register\": true) or play as a guest")
+        case AccountStatus.WRONG_TOKEN | AccountStatus.REVOKED:
+            return refuse_hello(conn, ErrorCode.BAD_TOKEN,
+                                f"the name {name} is claimed, and this is not its token (the "
+                                "browser that claimed it keeps it): pick another name or "
+                                "play as a guest")
+        case AccountStatus.TAKEN:
+            like = ("" if verdict.like in (None, PERSON_PREFIX + hello.name)
+                    else f" (it looks like {verdict.like!r})")
+            return refuse_hello(conn, ErrorCode.NAME_TAKEN,
+                                f"the name {name} is claimed by someone else{like}: pick "
+                                "another name or play as a guest")
+    return refuse_hello(conn, ErrorCode.ACCOUNTS_UNAVAILABLE,
+                        "the server cannot check claimed names now; try again later or "
+                        "play as a guest")
 
 
 @lru_cache(maxsize=64)

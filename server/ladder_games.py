@@ -47,10 +47,10 @@ from server.ladder import (
 from server.match import Match, MatchSpec, Outputs, Player
 from server.outputs import Output, Send, refuse_hello
 from server.session import (
-    HUMAN_PREFIX,
     SERVER_VERSION,
     Connection,
     Session,
+    is_guest,
     live_bots,
     open_bots,
 )
@@ -119,14 +119,10 @@ class LadderGames:
                 return refuse_hello(conn.id, ErrorCode.FORBIDDEN,
                                     "this server has no games for people (its operator "
                                     "starts them with yard serve --ladder RULES)")
-            if hello.ladder or hello.register or hello.roles:
+            if hello.ladder or hello.roles:
                 return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
-                                    "a person's hello has no ladder, roles or register")
+                                    "a person's hello has no ladder or roles")
             return None
-        if hello.role is Role.BOT and hello.name.startswith(HUMAN_PREFIX):
-            return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
-                                f"bot names may not start with {HUMAN_PREFIX!r} (people's "
-                                "names on this server do)")
         if hello.ladder is None and hello.max_games is None and hello.roles is None:
             return None
         if hello.role is not Role.BOT:
@@ -253,8 +249,8 @@ class LadderGames:
                          game.mrx_seed)
 
     def result(self, match: Match, record: GameRecord, now: float) -> list[Output]:
-        """Rate a finished ladder or play game; tell a bot it was paused. Nothing for
-        any other game, or without a ladder."""
+        """Rate a finished ladder or play game (not a guest's); tell a bot it was paused.
+        Nothing for any other game, or without a ladder."""
         if self.ladder is None:
             return []
         spec = match.spec
@@ -264,7 +260,7 @@ class LadderGames:
         mrx, detective = spec.players[0].name, spec.players[1].name
         if rules is None:
             rules = play_rules(spec.tournament_id)
-            if rules is not None:
+            if rules is not None and not (is_guest(mrx) or is_guest(detective)):
                 self.ladder.played(Result(rules, mrx, detective, outcome.winner,
                                           outcome.termination, at_fault))
             return []
@@ -379,9 +375,11 @@ class LadderGames:
             raise ProtocolError(ErrorCode.BAD_MATCH,
                                 f"play.rules {msg.rules!r:.40}: this server plays "
                                 f"{', '.join(self.config.ladder)}")
-        if session.games:
+        if any(s.games for s in self.sessions.values()
+               if s.name == session.name and s.role is Role.HUMAN):  # one per name
             raise ProtocolError(ErrorCode.BAD_MATCH,
-                                "finish (or resign) your game before asking for another")
+                                f"{session.name!r:.50} is playing a game: finish (or "
+                                "resign) it before asking for another")
         bot = self._opponent(msg, now)
         rules = load_ruleset(msg.rules)
         me = Player(session.id, session.name, session.version)

@@ -168,7 +168,10 @@ async def drain(ws: ServerConnection, outbox: Outbox) -> None:
         while True:
             item = await outbox.get()
             if isinstance(item, CloseMarker):
-                await ws.close(item.code, item.reason[:120])
+                # A close frame holds at most 123 bytes of reason (UTF-8: a name with
+                # non-ASCII letters in it takes more bytes than characters).
+                reason = item.reason.encode()[:120].decode(errors="ignore")
+                await ws.close(item.code, reason)
                 return
             await ws.send(item, text=True)
     except ConnectionClosed:

@@ -40,7 +40,8 @@ class Finished:
 
 @dataclass(frozen=True)
 class Authenticate:
-    """Check bot ``name``'s account ``token`` (with ``register``: make the account) and
+    """Check account ``name``'s ``token`` (a bot's, or a person's claim ``human:NAME``;
+    with ``register``: make the account) and
     hand the :class:`AccountVerdict` to :meth:`server.core.Core.authenticated` (database
     and hashing work: the shell does it off the event loop). ``token`` is a secret: never
     log it."""
@@ -62,16 +63,21 @@ class AccountStatus(Enum):
     UNKNOWN = "unknown"          # no account of that name
     WRONG_TOKEN = "wrong_token"  # the account exists; the token is not its own
     REVOKED = "revoked"          # the account's token was revoked
-    TAKEN = "taken"              # registration: the name has an account already
+    TAKEN = "taken"              # registration: the name (or one like it) has an account
+    INVALID = "invalid"          # registration: the name is not one an account may have
     UNAVAILABLE = "unavailable"  # the accounts cannot be read now (database error)
 
 
 @dataclass(frozen=True)
 class AccountVerdict:
-    """The answer to :class:`Authenticate`: ``token`` only for ``REGISTERED``."""
+    """The answer to :class:`Authenticate`: ``token`` only for ``REGISTERED``; ``like``:
+    for ``TAKEN``, the account whose name it is or looks like; ``reason``: for
+    ``INVALID``, what is wrong with the name."""
 
     status: AccountStatus
     token: str | None = field(default=None, repr=False)
+    like: str | None = None
+    reason: str | None = None
 
 
 def refuse_hello(conn: int, code: ErrorCode, text: str) -> list[Output]:

@@ -8,13 +8,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from protocol import Hello, Role, Side
+from protocol.names import GUEST_PREFIX, PERSON_PREFIX
 from server.ratelimit import TokenBucket
 
 SERVER_VERSION = "yard-server/0.1"
 """The server's name and version, as ``welcome`` gives it."""
 
-HUMAN_PREFIX = "human:"
-"""People (``hello`` role ``human``) play under ``human:NAME``: never a bot's name."""
+HUMAN_PREFIX = PERSON_PREFIX
+"""People (``hello`` role ``human``) who claimed their name play under ``human:NAME``,
+guests under ``guest:NAME`` (:data:`protocol.names.GUEST_PREFIX`): never a bot's name."""
 
 
 @dataclass
@@ -55,8 +57,25 @@ class Connection:
     watching: set[str] = field(default_factory=set)
     foreign_origin: str | None = None
     pending: Hello | None = None
+    #: The remote address it comes from (registrations are counted per address).
+    address: str | None = None
     #: Digests of the boards this connection was sent (``board``, once each).
     boards: set[str] = field(default_factory=set)
+
+
+def session_name(hello: Hello) -> str:
+    """The name ``hello``'s session plays under: a bot's own name; a person's as
+    ``human:NAME`` when it claims the name or proves its claim (``register``, ``token``),
+    else as the guest ``guest:NAME``."""
+    if hello.role is not Role.HUMAN:
+        return hello.name
+    claimed = hello.register or hello.token is not None
+    return (PERSON_PREFIX if claimed else GUEST_PREFIX) + hello.name
+
+
+def is_guest(name: str) -> bool:
+    """``name`` is a guest's (a person who did not claim a name: not rated)."""
+    return name.startswith(GUEST_PREFIX)
 
 
 def live_bots(sessions: Iterable[Session]) -> list[Session]:

@@ -1,4 +1,6 @@
-"""Bot accounts: a name bound to a token, of which only a salted hash is stored.
+"""Accounts: a bot's name (or a person's claimed name, ``human:NAME``) bound to a token, of
+which only a salted hash is stored. A new account's name must be a valid name in its normal
+form that looks like no other account's (:mod:`protocol.names`: PRECIS, TS #39 skeletons).
 
 A token is :func:`protocol.tokens.new_token` text (32 random bytes) shown once, when the
 account is added or rotated. The row keeps ``scrypt$N$r$p$SALT$HASH`` (hashlib's scrypt,
@@ -25,6 +27,7 @@ from sqlalchemy.orm import Session
 from db.errors import AccountError
 from db.models import AccountRow
 from db.store.base import Connection, aware
+from protocol.names import PERSON_PREFIX, BadName, check_bot_name, enforce_person, look_alike
 from protocol.tokens import new_token
 from records import AccountInfo
 
@@ -32,11 +35,9 @@ SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 """scrypt cost parameters of new hashes (16 MiB of memory per check; stored with each
 hash, so they can change without invalidating old ones)."""
 
-NAME_LIMIT = 64
-"""Most characters in an account name (as in a ``hello`` name)."""
-
-SOURCES = ("cli", "registration")
-"""How an account was made: ``yard accounts add``, or a ``hello`` with ``register``."""
+SOURCES = ("cli", "registration", "play")
+"""How an account was made: ``yard accounts add``, a bot's ``hello`` with ``register``, or
+a person claiming a name on the Play page (``human:NAME``)."""
 
 TOUCH_EVERY = timedelta(minutes=1)
 """``last_used`` is written at most this often per account (not on every ``hello``)."""
@@ -73,12 +74,20 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def check_account_name(name: str) -> None:
-    """Raise :class:`AccountError` unless ``name`` can be a bot's name (1 to 64 printable
-    characters: what a ``hello`` may announce)."""
-    if not name or len(name) > NAME_LIMIT or not name.isprintable():
-        raise AccountError(f"account name {name!r:.80} must be 1 to {NAME_LIMIT} printable "
-                           "characters (the name the bot announces in hello)")
+def check_account_name(name: str, source: str = "cli") -> None:
+    """Raise :class:`AccountError` unless ``name`` can be the name of a new account made by
+    ``source``: a bot's name (:func:`protocol.names.check_bot_name`: a valid name in its
+    normal form, not like a person's), or for ``play`` a person's ``human:NAME``."""
+    try:
+        if source == "play":
+            if not name.startswith(PERSON_PREFIX):
+                raise AccountError(f"a person's account name starts with {PERSON_PREFIX!r}, "
+                                   f"not {name!r:.80}")
+            enforce_person(name.removeprefix(PERSON_PREFIX))
+        else:
+            check_bot_name(name, what="account name")
+    except BadName as exc:
+        raise AccountError(str(exc)) from None
 
 
 def to_info(row: AccountRow) -> AccountInfo:
@@ -94,11 +103,15 @@ class Accounts(Connection):
 
     def add_account(self, name: str, source: str = "cli") -> str:
         """Add account ``name``; returns its new token (not stored: show it once).
-        :class:`AccountError` when the name is invalid or already has an account (a revoked
-        one included: names are not reused)."""
-        check_account_name(name)
+        :class:`AccountError` when the name is invalid, or it or a name that looks like it
+        already has an account (a revoked one included: names are not reused)."""
         if source not in SOURCES:
             raise ValueError(f"account source {source!r} is not one of {SOURCES}")
+        like = self.account_like(name)
+        if like is not None and like != name:
+            raise AccountError(f"account name {name!r:.80} looks like {like!r}, which has "
+                               "an account: pick a name that reads differently")
+        check_account_name(name, source)
         token = new_token()
         row = AccountRow(name=name, token_hash=hash_token(token), source=source,
                          created_at=datetime.now(UTC))
@@ -137,6 +150,15 @@ class Accounts(Connection):
         with self._read("read accounts") as session:
             rows = session.scalars(sa.select(AccountRow).order_by(AccountRow.name)).all()
             return [to_info(row) for row in rows]
+
+    def account_like(self, name: str) -> str | None:
+        """The account named ``name``, else one whose name looks like it
+        (:func:`protocol.names.look_alike`), or ``None``."""
+        with self._read("read account names") as session:
+            names = session.scalars(sa.select(AccountRow.name)).all()
+        if name in names:
+            return name
+        return look_alike(name, names)
 
     def account(self, name: str) -> AccountInfo | None:
         """Account ``name``, or ``None``."""

@@ -194,23 +194,27 @@ def open_play(driver: Any, base: str, query: str = "") -> None:
         "!document.getElementById('play-start').disabled"), "the Play form with an opponent")
 
 
-def start(driver: Any, base: str, name: str, rules: str, side: str) -> None:
-    """Fill in the Play form and press Play; wait for the game to start."""
+def start(driver: Any, base: str, name: str, rules: str, side: str, guest: bool = False,
+          state: str = "playing") -> None:
+    """Fill in the Play form (``guest``: tick "as a guest") and press Play; wait for the
+    game to start (or for the page's ``state``, e.g. ``refused``)."""
     from selenium.webdriver.support.ui import Select
 
     open_play(driver, base)
     box = driver.find_element("id", "play-name")
     box.clear()
     box.send_keys(name)
+    if driver.find_element("id", "play-guest").is_selected() != guest:
+        driver.find_element("id", "play-guest").click()
     Select(driver.find_element("id", "play-rules")).select_by_value(rules)
     Select(driver.find_element("id", "play-side")).select_by_value(side)
     wait(driver, lambda d: "random" in [o.get_attribute("value") for o in d.find_elements(
         "css selector", "#play-opponent option")], "random offered")
     Select(driver.find_element("id", "play-opponent")).select_by_value("random")
     driver.find_element("id", "play-start").click()
+    ended = ", #play-view[data-state='over']" if state == "playing" else ""
     wait(driver, lambda d: d.find_elements(
-        "css selector", "#play-view[data-state='playing'], #play-view[data-state='over']"),
-         "the game started")
+        "css selector", f"#play-view[data-state='{state}']{ended}"), f"the page {state}")
 
 
 def click_station(driver: Any, station: int) -> None:
@@ -441,6 +445,46 @@ def test_classic_double_move_and_secret_ticket_through_the_chooser(
         "detectives"
     assert moves_of(record, lambda seat: seat == "mrx")[:2] == sent
     assert not severe_logs(driver)
+
+
+def resign(driver: Any, base: str) -> dict[str, Any]:
+    """Resign the game on the page (two clicks); its stored record."""
+    driver.find_element("id", "resign").click()
+    driver.find_element("id", "resign").click()
+    wait(driver, lambda d: d.find_elements("css selector", "#play-view[data-state='over']"),
+         "the end")
+    return stored_game(driver, base)
+
+
+def test_a_name_is_claimed_kept_by_the_browser_and_guests_play_unrated(
+        driver: Any, served: Served) -> None:
+    """The first game claims the person's name: the server's token is kept in the
+    browser's localStorage and proves the name on the next game. A browser without it is
+    refused the name, saying why; as a guest the same name plays, shown as a guest, and is
+    not rated."""
+    claims = "return JSON.parse(localStorage.getItem('yard.play.claims') || '{}')"
+    kept = None
+    for _ in range(2):  # claimed, then proved with the kept token
+        start(driver, served.base, "zoe", "grid5", "mrx")
+        (hello,) = [m for m in driver.execute_script("return window.__sent")
+                    if isinstance(m, dict) and m.get("type") == "hello"]
+        assert bool(hello.get("register")) is (kept is None) and hello.get("token") == kept
+        kept = driver.execute_script(claims).get("zoe")
+        assert kept
+        assert resign(driver, served.base)["players"]["mrx"] == "human:zoe"
+    driver.execute_script("localStorage.removeItem('yard.play.claims')")  # another browser
+    try:
+        start(driver, served.base, "zoe", "grid5", "mrx", state="refused")
+        message = driver.find_element("id", "play-message").text
+        assert "That name is someone else's" in message and "'zoe' is claimed" in message
+        start(driver, served.base, "zoe", "grid5", "mrx", guest=True)
+        record = resign(driver, served.base)
+        assert record["players"]["mrx"] == "guest:zoe"
+        assert "guest:zoe" not in {r["name"] for r in _get(
+            f"{served.base}api/ladder")["people"].get("grid5", [])}
+    finally:
+        driver.execute_script("localStorage.removeItem('yard.play.guest')")
+    assert not [e for e in severe_logs(driver) if "claimed" not in e]
 
 
 def _people(base: str) -> set[str]:

@@ -448,6 +448,9 @@ class _Spy:
     def add_account(self, name: str, source: str = "cli") -> str:
         return self.db.add_account(name, source)
 
+    def account_like(self, name: str) -> str | None:
+        return self.db.account_like(name)
+
     def touch_account(self, name: str, when: datetime | None = None) -> None:
         self.db.touch_account(name, when)
 
@@ -491,6 +494,9 @@ class _Broken:
 
     def add_account(self, name: str, source: str = "cli") -> str:
         raise DatabaseError("database x: cannot add an account: disk I/O error")
+
+    def account_like(self, name: str) -> str | None:
+        raise DatabaseError("database x: cannot read account names: disk I/O error")
 
     def touch_account(self, name: str, when: object = None) -> None:
         raise DatabaseError("database x: cannot note an account's use")

@@ -19,12 +19,13 @@ from protocol import (
     Role,
     Side,
     TimeControl,
+    Welcome,
     YourTurn,
     encode,
 )
 from server.config import ServerConfig
 from server.core import Core
-from server.outputs import Close, Output, Send
+from server.outputs import AccountStatus, AccountVerdict, Authenticate, Close, Output, Send
 
 Policy = Callable[[YourTurn], str | None]  # a bot: the move text it sends, or None
 
@@ -40,7 +41,8 @@ def never(turn: YourTurn) -> str | None:
 class Harness:
     """A core and bots that answer their turns at once, as ``policies`` say, until
     ``games`` games have ended (the ladder never stops matching: after that, bots no
-    longer answer and only the clocks move games on)."""
+    longer answer and only the clocks move games on). Account checks (people's claimed
+    names) are answered from ``claims`` (name -> token), as the shell's checker would."""
 
     def __init__(self, games: int = 12, **config: object) -> None:
         self.games = games
@@ -49,6 +51,7 @@ class Harness:
         self.now = 0.0
         self.policies: dict[int, Policy] = {}
         self.inbox: dict[int, list[object]] = {}
+        self.claims: dict[str, str] = {}
 
     def hello(self, name: str, policy: Policy = first_legal, **fields: object) -> int:
         conn = self.core.connect(self.now)
@@ -64,6 +67,9 @@ class Harness:
         queue = list(outputs)
         while queue:
             out = queue.pop(0)
+            if isinstance(out, Authenticate):
+                queue += self.core.authenticated(out.conn, self.verdict(out), self.now)
+                continue
             if not isinstance(out, Send) or out.conn not in self.inbox:
                 continue
             self.inbox[out.conn].append(out.message)
@@ -73,6 +79,18 @@ class Harness:
                 if move is not None:
                     queue += self.core.receive(out.conn, encode(MoveMsg(
                         out.message.game, out.message.turn, move)), self.now)
+
+    def verdict(self, request: Authenticate) -> AccountVerdict:
+        token = self.claims.get(request.name)
+        if request.register:
+            if token is not None:
+                return AccountVerdict(AccountStatus.TAKEN, like=request.name)
+            token = self.claims[request.name] = f"token-{len(self.claims)}"
+            return AccountVerdict(AccountStatus.REGISTERED, token)
+        if token is None:
+            return AccountVerdict(AccountStatus.UNKNOWN)
+        return AccountVerdict(AccountStatus.OK if token == request.token
+                              else AccountStatus.WRONG_TOKEN)
 
     def run(self, seconds: float) -> None:
         """Let the clocks run for ``seconds`` (ticks at every deadline)."""
@@ -122,7 +140,7 @@ def test_the_ladder_check_lets_a_sound_bot_in_and_keeps_a_faulty_one_out() -> No
 def test_a_person_plays_a_ladder_bot_from_either_side() -> None:
     h = Harness(ladder=("grid5",))
     h.hello("bot", ladder=["grid5"])
-    me = h.hello("alice", role=Role.HUMAN)
+    me = h.hello("alice", role=Role.HUMAN, register=True)  # claims the name
     h.send(me, Play("grid5", Side.DETECTIVES, "bot"))
     started = h.of(me, MatchStarted)
     assert len(started) == 1
@@ -197,3 +215,61 @@ def test_a_person_resigns_and_resumes_after_a_reload() -> None:
     assert over.termination.value == "resigned" and over.winner.value == "detectives"  # type: ignore[attr-defined]
     stranger = h.hello("eve", never, role=Role.HUMAN, resume=welcome.resume_token)  # type: ignore[attr-defined]
     assert h.of(stranger, Error)[0].code is ErrorCode.BAD_RESUME_TOKEN  # type: ignore[attr-defined]
+
+
+def test_a_person_claims_a_name_and_proves_it_later_guests_are_shown_and_not_rated() -> None:
+    h = Harness(ladder=("grid5",))
+    h.hello("bot", ladder=["grid5"], max_games=4)
+    first = h.hello("alice", never, role=Role.HUMAN, register=True)
+    welcome = h.inbox[first][0]
+    assert isinstance(welcome, Welcome) and welcome.token == h.claims["human:alice"]
+    h.feed(h.core.disconnect(first, h.now))
+    # Later: the token proves the claim; without it the name is not the person's.
+    back = h.hello("alice", never, role=Role.HUMAN, token=welcome.token)
+    assert isinstance(h.inbox[back][0], Welcome)
+    for fields in ({"token": "guess"}, {"register": True}):
+        thief = h.hello("alice", never, role=Role.HUMAN, **fields)
+        (error,) = h.of(thief, Error)
+        assert error.code in (ErrorCode.BAD_TOKEN, ErrorCode.NAME_TAKEN), error  # type: ignore[attr-defined]
+        assert "'alice' is claimed" in error.message  # type: ignore[attr-defined]
+    unclaimed = h.hello("nobody", never, role=Role.HUMAN, token="t")
+    assert "nobody has claimed the name 'nobody'" in h.of(unclaimed, Error)[0].message  # type: ignore[attr-defined]
+    # A guest (no claim, no token) plays as guest:NAME and is not rated.
+    guest = h.hello("carol", role=Role.HUMAN)
+    h.send(guest, Play("grid5", Side.DETECTIVES, "bot"))
+    start = h.of(guest, GameStart)[0]
+    assert set(start.players.values()) == {"guest:carol", "bot"}  # type: ignore[attr-defined]
+    assert h.of(guest, GameOver)
+    assert h.core.people_standings()["grid5"] == []
+    h.send(back, Play("grid5", Side.MRX, "bot"))
+    assert h.of(back, GameStart)[0].players["mrx"] == "human:alice"  # type: ignore[attr-defined]
+
+
+def test_one_person_name_has_at_most_one_live_game() -> None:
+    h = Harness(ladder=("grid5",))
+    h.hello("bot", never, ladder=["grid5"], max_games=4)
+    tab = h.hello("dora", never, role=Role.HUMAN, register=True)
+    token = h.inbox[tab][0].token  # type: ignore[attr-defined]
+    other_tab = h.hello("dora", never, role=Role.HUMAN, token=token)
+    h.send(tab, Play("grid5", Side.MRX, "bot"))
+    assert h.of(tab, MatchStarted)
+    h.send(other_tab, Play("grid5", Side.MRX, "bot"))
+    (error,) = h.of(other_tab, Error)
+    assert error.code is ErrorCode.BAD_MATCH and "'human:dora' is playing" in error.message  # type: ignore[attr-defined]
+    guest, guest_tab = (h.hello("eve", never, role=Role.HUMAN) for _ in range(2))
+    h.send(guest, Play("grid5", Side.MRX, "bot"))
+    h.send(guest_tab, Play("grid5", Side.MRX, "bot"))
+    assert h.of(guest, MatchStarted) and not h.of(guest_tab, MatchStarted)
+    assert h.of(guest_tab, Error)[0].code is ErrorCode.BAD_MATCH  # type: ignore[attr-defined]
+
+
+def test_a_person_may_not_take_a_name_like_one_playing_now() -> None:
+    h = Harness(ladder=("grid5",))
+    h.hello("alice", never, role=Role.HUMAN)
+    for name in ("аlice", "Alice", "ａｌｉｃｅ", "alice⠀"):
+        conn = h.hello(name, never, role=Role.HUMAN)
+        (error,) = h.of(conn, Error)
+        assert error.code is ErrorCode.NAME_TAKEN, (name, error)  # type: ignore[attr-defined]
+        assert "looks like 'guest:alice'" in error.message  # type: ignore[attr-defined]
+    bad = h.hello("b ob", never, role=Role.HUMAN)
+    assert h.of(bad, Error)[0].code is ErrorCode.BAD_VALUE  # type: ignore[attr-defined]

@@ -73,8 +73,12 @@ def test_account_mistakes_are_one_line_errors(database_url: str) -> None:
     db = ("--db", database_url)
     assert yard("accounts", "add", "alice", *db).returncode == 0
     for args, text in ((("add", "alice"), "account 'alice' exists"),
-                       (("add", "x" * 65), "1 to 64 printable characters"),
-                       (("add", "tab\there"), "printable"),
+                       (("add", "x" * 65), "longer than 64 characters"),
+                       (("add", "tab\there"), "a control character"),
+                       (("add", "аlice"), "looks like 'alice'"),  # Cyrillic а
+                       (("add", "Alice"), "looks like 'alice'"),
+                       (("add", "human:bob"), "starts with 'human:'"),
+                       (("add", "b o b"), "holds a space"),
                        (("revoke", "ghost"), "no account 'ghost'"),
                        (("rotate", "ghost"), "no account 'ghost'")):
         done = yard("accounts", *args, *db)

@@ -52,6 +52,20 @@ if TYPE_CHECKING:
 @click.option("--open-registration", is_flag=True,
               help="With --accounts: a bot may register an unused name (hello with "
               "register; yard bot --register) and gets its token once.")
+@click.option("--registrations-per-address", default=10, show_default=True,
+              type=click.IntRange(1),
+              help="New accounts (bots registering, people claiming a name on the Play "
+              "page) one remote address may make per --registration-window.")
+@click.option("--registrations-total", default=100, show_default=True,
+              type=click.IntRange(1),
+              help="New accounts made in all per --registration-window.")
+@click.option("--registration-window", default=3600.0, show_default=True,
+              type=click.FloatRange(0, min_open=True),
+              help="Seconds over which registrations are counted (a sliding window).")
+@click.option("--registration-queue", default=8, show_default=True, type=click.IntRange(1),
+              help="Registrations being made at once (each hashes a token on a thread of "
+              "its own, never the one logins use); more are refused with "
+              "registration_limit.")
 @click.option("--max-account-connections", default=16, show_default=True,
               type=click.IntRange(1), help="Live connections per account.")
 @click.option("--max-account-games", default=64, show_default=True, type=click.IntRange(1),
@@ -108,6 +122,8 @@ if TYPE_CHECKING:
 def serve(host: str, port: int, db_url: str, token_file: str | None,
           bot_token: tuple[str, ...], admin_token: str | None, admin_token_file: str | None,
           allow_origin: tuple[str, ...], accounts: bool, open_registration: bool,
+          registrations_per_address: int, registrations_total: int,
+          registration_window: float, registration_queue: int,
           max_account_connections: int, max_account_games: int, move_time: float,
           bank_time: float, grace: float, ready_file: str | None, max_connections: int,
           max_per_address: int, hello_timeout: float, send_buffer_kib: int,
@@ -132,7 +148,11 @@ def serve(host: str, port: int, db_url: str, token_file: str | None,
                            ladder_placement=ladder_placement,
                            ladder_pause_after=ladder_pause_after,
                            ladder_max_games=ladder_max_games, play_move_time=play_move_time,
-                           play_bank_time=play_bank_time, ladder_check=ladder_check)
+                           play_bank_time=play_bank_time, ladder_check=ladder_check,
+                           registrations_per_address=registrations_per_address,
+                           registrations_total=registrations_total,
+                           registration_window=registration_window,
+                           registration_queue=registration_queue)
     if house and not config.ladder:
         raise click.UsageError("--house bots play on the ladder: give --ladder RULES too")
     run_server(config, db_url, host, port, ready_file, loop_name, houses)

@@ -2,12 +2,17 @@
 // "People: play"): hello (role human), play, then the game's messages exactly as a bot gets
 // them. The page only ever holds its own seat's view: as the detectives, Mister X is shown
 // only as the shaded stations he may be at (view.possible) and where he last surfaced.
+// A name is claimed on its first game (hello with register: the server's welcome carries
+// the name's token, kept in this browser's localStorage and sent with later hellos), unless
+// the person plays as a guest (guest:NAME, not rated).
 import { api, h, mount, plural } from "./dom.js";
 import { createBoard } from "./board.js";
 import { outcomeText, pieceLegend, seatColour, seatLabel, ticketsTable, travelLog } from "./viewer.js";
 import { rating } from "./ladder.js";
 
 const NAME_KEY = "yard.play.name";
+const CLAIMS_KEY = "yard.play.claims"; // name -> the token that proves this browser's claim
+const GUEST_KEY = "yard.play.guest";
 const TICKETS = ["taxi", "bus", "underground", "secret"];
 const TICKET_WORDS = { taxi: "taxi", bus: "bus", underground: "underground", secret: "secret (black)" };
 const SIDES = [["mrx", "Mister X"], ["detectives", "the detectives"]];
@@ -19,6 +24,10 @@ const ERROR_WORDS = {
   bad_match: "The server cannot start this game.",
   forbidden: "The server refused.",
   forbidden_origin: "This server does not accept games from this page's address.",
+  name_taken: "That name is someone else's (or looks like it): pick another, or play as a guest.",
+  bad_token: "This browser cannot prove the name is yours: pick another, or play as a guest.",
+  registration_limit: "The server is making too many new names right now: try again later, or play as a guest.",
+  accounts_unavailable: "The server cannot check names right now: try again later, or play as a guest.",
   illegal_move: "That move is not legal.",
   bad_move: "That move was not understood.",
   stale_turn: "That move came too late: the turn had moved on.",
@@ -69,12 +78,43 @@ function unique(list) {
   return [...new Set(list)];
 }
 
-/** Is `name` one a hello may carry: 1 to 64 printable characters. */
+/** Is `name` one a hello may carry: 1 to 58 characters, no spaces or control characters
+ * (the server says what else it refuses: docs/protocol.md, names). */
 function nameProblem(name) {
   if (!name) return "Enter your name first.";
-  if ([...name].length > 64) return "Your name is longer than 64 characters.";
+  if ([...name].length > 58) return "Your name is longer than 58 characters.";
+  if (/\s/u.test(name)) return "Your name has a space: names are one word (a-z, 0-9, - _ . and other letters).";
   if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return "Your name has a control character.";
   return null;
+}
+
+function stored(key, fallback) {
+  try {
+    const text = localStorage.getItem(key);
+    return text === null ? fallback : JSON.parse(text);
+  } catch {
+    return fallback;
+  }
+}
+
+function store(key, value) {
+  try {
+    localStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    // Private mode: not kept (a claimed name is then this visit's only).
+  }
+}
+
+/** The token this browser keeps for its claim of `name`, or null. */
+function claimOf(name) {
+  return stored(CLAIMS_KEY, {})[name] || null;
+}
+
+function keepClaim(name, token) {
+  const claims = stored(CLAIMS_KEY, {});
+  if (token) claims[name] = token;
+  else delete claims[name];
+  store(CLAIMS_KEY, claims);
 }
 
 function savedName() {
@@ -112,12 +152,14 @@ export async function showPlay(main, params) {
   };
 
   // ------------------------------------------------------------------ the form
-  const nameInput = h("input", { id: "play-name", name: "name", maxlength: 64, size: 16,
+  const nameInput = h("input", { id: "play-name", name: "name", maxlength: 58, size: 16,
     autocomplete: "nickname", placeholder: "your name", value: savedName() });
   const rulesSelect = h("select", { id: "play-rules", name: "rules" });
   const sideSelect = h("select", { id: "play-side", name: "side" },
     SIDES.map(([v, label]) => h("option", { value: v, selected: v === params.get("side") }, label)));
   const opponentSelect = h("select", { id: "play-opponent", name: "opponent" });
+  const guestBox = h("input", { type: "checkbox", id: "play-guest", name: "guest",
+    checked: stored(GUEST_KEY, false) });
   const startButton = h("button", { type: "submit", id: "play-start" }, "Play");
   const formNote = h("p", { class: "note", id: "play-note" });
   const form = h("form", { class: "controls", id: "play-form" },
@@ -125,11 +167,14 @@ export async function showPlay(main, params) {
     h("label", {}, "Ruleset ", rulesSelect),
     h("label", {}, "Play as ", sideSelect),
     h("label", {}, "against ", opponentSelect),
+    h("label", { title: "A guest's name is not kept for you, and a guest's games are not rated" },
+      guestBox, " as a guest"),
     startButton);
   const formBox = h("div", { id: "play-setup" },
     h("p", { class: "note" }, "Play a bot of this server's ladder yourself: as Mister X, or as " +
       "all the detectives. Your games are stored and rated in a pool of their own (the Ladder " +
-      "page's People table), never mixed with the bots' ladder."),
+      "page's People table), never mixed with the bots' ladder. Your first game claims your " +
+      "name: this browser keeps the key that proves it is yours. Guests play unrated."),
     form, formNote);
   const gameBox = h("div", { id: "play-game" });
   mount(main, h("h1", {}, "Play"), formBox, gameBox);
@@ -189,7 +234,8 @@ export async function showPlay(main, params) {
     }
     if (!opponentSelect.value) return;
     saveName(name);
-    startGame(name, rulesSelect.value, sideSelect.value, opponentSelect.value);
+    store(GUEST_KEY, guestBox.checked);
+    startGame(name, guestBox.checked, rulesSelect.value, sideSelect.value, opponentSelect.value);
   });
   await refreshLadder();
   const formTimer = setInterval(() => {
@@ -199,9 +245,10 @@ export async function showPlay(main, params) {
   timers.push(formTimer);
 
   // ------------------------------------------------------------------ a game
-  function startGame(name, rules, side, opponent) {
+  function startGame(name, guest, rules, side, opponent) {
     formBox.hidden = true;
-    const me = `human:${name}`;
+    const me = `${guest ? "guest" : "human"}:${name}`;
+    const token = guest ? null : claimOf(name);
     const status = h("div", { class: "status-line", id: "play-status" }, "Connecting…");
     const clockEl = h("div", { class: "clock", id: "clock" });
     const chooser = h("div", { class: "chooser", id: "chooser", hidden: true });
@@ -246,7 +293,10 @@ export async function showPlay(main, params) {
       return true;
     };
     socket.addEventListener("open", () => {
-      send({ type: "hello", protocol: 1, name, role: "human" });
+      const hello = { type: "hello", protocol: 1, name, role: "human" };
+      if (token) hello.token = token;
+      else if (!guest) hello.register = true; // claim the name
+      send(hello);
       mount(status, `Asking ${opponent} for a game…`);
     });
     socket.addEventListener("close", () => {
@@ -273,6 +323,7 @@ export async function showPlay(main, params) {
     function handle(msg) {
       switch (msg.type) {
         case "welcome":
+          if (msg.token) keepClaim(name, msg.token); // the name is ours now
           send({ type: "play", rules, side, opponent });
           break;
         case "ping":
@@ -374,7 +425,9 @@ export async function showPlay(main, params) {
     function failed(msg) {
       const words = ERROR_WORDS[msg.code] || `Error (${msg.code}).`;
       if (!game.id) {
-        // Refused before the game started: back to the form.
+        // Refused before the game started: back to the form. A key the server no longer
+        // knows is dropped (the next game claims the name again, if it is free).
+        if (msg.code === "bad_token" && token) keepClaim(name, null);
         say(`${words} ${msg.message}`, "error");
         mount(status, "No game started.");
         setState("refused");
