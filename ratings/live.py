@@ -61,6 +61,7 @@ class LiveRatings:
     """The live ratings of one pool (one ruleset of a ladder), by player name."""
 
     def __init__(self) -> None:
+        """Empty ratings under the ladder's model."""
         from openskill.models import PlackettLuce  # a third of a second: only for a ladder
 
         self._model = PlackettLuce(mu=MU, sigma=SIGMA, beta=BETA)
