@@ -167,7 +167,7 @@ def _step(adj: Any, deg: Any, sec: Any, sec_deg: Any, reveal: Any, zobrist: Any,
           dst: Any, st: Any, ticket: int, station: int, slot: int) -> tuple[int, Any]:
     """game.belief.after_mrx_move for one log slot: the revealed station, or every station
     one ``ticket`` edge from ``src`` minus the detectives. Returns (size, hash). (Tables'
-    arrays one by one: a tuple argument costs reference counting on every call.)"""
+    arrays one by one: a tuple argument costs reference counting on every call)."""
     dst[:] = 0
     if reveal[slot]:
         dst[station] = 1
@@ -606,6 +606,7 @@ class KernelSearch:
 
     def __init__(self, rules: Ruleset, k: int, weights: Weights, filtering: bool,
                  width: int, tt_bits: int = TT_BITS) -> None:
+        """Build the board's tables and the kernel's workspace for ``k`` detectives."""
         self.tables = tables_for(rules)
         self.ws = _workspace(rules, k, max(tt_bits, 0))
         self.ws.config[:] = (int(filtering), width, int(tt_bits > 0))

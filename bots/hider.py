@@ -114,7 +114,10 @@ class HiderBot(Bot):
                  w_belief: float = 0.5, w_escape: float = 0.3, w_area: float = 0.3,
                  scale: Annotated[float, Range(gt=0)] = 2.0,
                  blend: Annotated[float, Range(ge=0)] = 0.0) -> None:
-        """Args:
+        """Set the search's options and the detectives' model.
+
+        Args:
+            seed: seeds ``self.rng`` (not an option: see :meth:`Bot.create`)
             depth: rounds searched
             model: the detectives' model (see bots/hider.py)
             epsilon: random detective moves in chase/mass
@@ -149,11 +152,13 @@ class HiderBot(Bot):
         self._rules: Ruleset | None = None
 
     def describe(self) -> str:
+        """Name plus depth, model and epsilon, for logs and tables."""
         return f"hider(depth={self.depth}, model={self.model}, epsilon={self.epsilon})"
 
     # ------------------------------------------------------------------ root
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        """Play the move of best estimated survival (Mister X only)."""
         if not isinstance(view, MrXView):
             raise BotOptionError("bot 'hider' plays Mister X only")
         if len(legal) == 1:

@@ -33,6 +33,7 @@ class ActorTrainer(Trainer):
     learning from them (one per Ray actor)."""
 
     def __init__(self, spec: TrainSpec) -> None:
+        """A trainer for ``spec`` with no transitions collected yet."""
         super().__init__(spec)
         self.collected: list[Transition] = []
 
@@ -61,6 +62,7 @@ class GameActor:
     """The Ray actor: an :class:`ActorTrainer` on one CPU."""
 
     def __init__(self, spec: TrainSpec) -> None:
+        """A single-threaded trainer for ``spec``, moved to the CPU."""
         import torch
 
         torch.set_num_threads(1)
