@@ -51,6 +51,7 @@ class AdminError(YardError):
     """The server answered an admin request with an error; ``code`` says which."""
 
     def __init__(self, code: ErrorCode, message: str) -> None:
+        """An error with the server's wire ``code`` and ``message``."""
         super().__init__(message)
         self.code = code
 
@@ -59,6 +60,7 @@ class AdminClient:
     """An admin connection (async context manager)."""
 
     def __init__(self, url: str, token: str | None = None, name: str = "admin") -> None:
+        """A client of the server at ``url``, not yet connected."""
         self.url = url
         self.token = token
         self.name = name
@@ -72,6 +74,7 @@ class AdminClient:
         self._lock = asyncio.Lock()
 
     async def __aenter__(self) -> AdminClient:
+        """Connect and say hello as admin."""
         try:
             self._ws = await connect(self.url, proxy=None, compression=None, max_size=2**22)
         except (OSError, TimeoutError) as exc:
@@ -87,6 +90,7 @@ class AdminClient:
 
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
+        """Close the connection and stop reading."""
         if self._ws is not None:
             await self._ws.close()
         if self._reader is not None:

@@ -97,6 +97,7 @@ class MatchServer:
 
     def __init__(self, config: ServerConfig, recorder: Recorder | None,
                  host: str = "127.0.0.1", port: int = 8765) -> None:
+        """A server for ``config`` on ``host:port`` (port 0: any free port), not yet started."""
         offset = time.time() - time.monotonic()
         self.core = Core(config, wall=lambda t: datetime.fromtimestamp(t + offset, UTC))
         self.host = host
