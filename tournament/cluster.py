@@ -70,6 +70,7 @@ class ClaimingRunner(TournamentRunner):
 
     def __init__(self, db: Database, db_url: str, tournament_id: str, *, owner: str,
                  lease_s: float = DEFAULT_LEASE_S, child_log: Path | None = None) -> None:
+        """A runner claiming games as ``owner`` with leases of ``lease_s`` seconds."""
         super().__init__(db, db_url, tournament_id, concurrency=1, child_log=child_log)
         if lease_s <= 0:
             raise ClusterError("the lease must be longer than 0 seconds")
@@ -169,6 +170,7 @@ class Worker:
 
     def __init__(self, db_url: str, tournament_id: str, lease_s: float,
                  child_log: str | None) -> None:
+        """A worker of ``tournament_id`` named by host, process and a random suffix."""
         self.db_url = db_url
         self.tournament_id = tournament_id
         self.lease_s = lease_s
@@ -224,6 +226,7 @@ class ClusterRun:
                  on_progress: Callable[[Progress], None] | None = None,
                  on_workers: Callable[[list[tuple[Any, int, str]]], None] | None = None
                  ) -> None:
+        """A run over ``cluster`` that has not started."""
         if workers is not None and workers < 1:
             raise ClusterError("--workers must be at least 1")
         self.db = db

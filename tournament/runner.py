@@ -101,6 +101,7 @@ class TournamentRunner:
                  on_server: Callable[[str], None] | None = None,
                  notice: Callable[[str], None] | None = None,
                  bots: dict[str, BuiltinBot] | None = None) -> None:
+        """A runner of ``tournament_id`` stored in ``db``, not yet started."""
         if concurrency is not None and concurrency < 1:
             raise TournamentRunError("--concurrency must be at least 1")
         self.db = db
