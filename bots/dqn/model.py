@@ -66,7 +66,7 @@ class GridCnn(nn.Module):
 
     def __init__(self, planes: int, height: int, width: int, scalars: int,
                  hidden: Sequence[int], channels: int = 16, n_actions: int = 4) -> None:
-        """Two convolutions over the planes, then an MLP with the scalars."""
+        """Layers for ``planes`` planes of ``height`` × ``width`` cells plus ``scalars``."""
         super().__init__()
         self.planes, self.height, self.width = planes, height, width
         self.conv = nn.Sequential(
