@@ -56,7 +56,10 @@ class AlphaBetaBot(Bot):
                  samples: Annotated[int, Range(ge=1)] = 4, width: int = 12,
                  filter: bool = True,
                  profile: Literal["kernel", "reference"] = "kernel") -> None:
-        """Args:
+        """Set the search's options.
+
+        Args:
+            seed: seeds ``self.rng`` (not an option: see :meth:`Bot.create`)
             time: seconds per move (anytime)
             depth: fixed plies, no clock (0: deepen until time is up)
             samples: determinizations per detective decision
@@ -84,6 +87,7 @@ class AlphaBetaBot(Bot):
         self._kernels: dict[tuple[Ruleset, int], KernelSearch] = {}
 
     def describe(self) -> str:
+        """Name plus depth, samples, width and profile, for logs and tables."""
         return (f"alphabeta(depth={self.depth}, samples={self.samples}, width={self.width}, "
                 f"profile={self.profile})")
 
@@ -100,9 +104,11 @@ class AlphaBetaBot(Bot):
 
     @property
     def timed(self) -> bool:
+        """True unless a fixed depth is set: the search deepens until the clock runs out."""
         return self.depth <= 0
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        """Search each determinization and play the move with the best mean value."""
         if len(legal) == 1:
             return legal[0]  # forced: no search, so no effort to report
         self.nodes = 0

@@ -79,6 +79,7 @@ EXACT, LOWER, UPPER = 0, 1, 2
 _MATE = WIN / 2  # scores beyond this come from a finished game (terminal_score)
 _FORCED = 50_000  # a mean root value beyond this is a forced result: deepening stops
 _NO_MOVE = -1
+_DECIDED = -2  # _probe: the table decides the node
 _MUL = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -167,7 +168,7 @@ def _step(adj: Any, deg: Any, sec: Any, sec_deg: Any, reveal: Any, zobrist: Any,
           dst: Any, st: Any, ticket: int, station: int, slot: int) -> tuple[int, Any]:
     """game.belief.after_mrx_move for one log slot: the revealed station, or every station
     one ``ticket`` edge from ``src`` minus the detectives. Returns (size, hash). (Tables'
-    arrays one by one: a tuple argument costs reference counting on every call.)"""
+    arrays one by one: a tuple argument costs reference counting on every call)."""
     dst[:] = 0
     if reveal[slot]:
         dst[station] = 1
@@ -388,6 +389,50 @@ def _now() -> float:
     return t
 
 
+@njit(cache=True, inline="always")
+def _probe(tt_key: Any, tt_value: Any, tt_info: Any, counters: Any, ff: Any, h: Any,
+           slot: Any, left: int, ply: int) -> tuple[float, int]:
+    """Look the node at ``ply`` (hash ``h``, table ``slot``) up in the transposition table:
+    ``(value, _DECIDED)`` when a stored bound decides it, else ``(0.0, the stored best move
+    or _NO_MOVE)``."""
+    if tt_key[slot] != h:
+        return 0.0, _NO_MOVE
+    if tt_info[slot, T_DEPTH] >= left:
+        stored = _from_table(tt_value[slot], ply)
+        flag = tt_info[slot, T_FLAG]
+        if flag == EXACT or (flag == LOWER and stored >= ff[ply, F_BETA]) \
+                or (flag == UPPER and stored <= ff[ply, F_ALPHA]):
+            counters[C_HITS] += 1
+            return stored, _DECIDED
+    return 0.0, tt_info[slot, T_MOVE]
+
+
+@njit(cache=True, inline="always")
+def _improve(moves: Any, order: Any, ff: Any, fi: Any, ply: int, i: int, value: float,
+             maximise: bool) -> None:
+    """Raise the node's alpha (Mister X to move) or lower its beta to ``value`` of its
+    ``i``-th move, keeping that move as the best one, if it is better."""
+    if maximise:
+        if value > ff[ply, F_ALPHA]:
+            ff[ply, F_ALPHA] = value
+            fi[ply, I_BEST] = _pack(moves[ply, order[ply, i]])
+    elif value < ff[ply, F_BETA]:
+        ff[ply, F_BETA] = value
+        fi[ply, I_BEST] = _pack(moves[ply, order[ply, i]])
+
+
+@njit(cache=True, inline="always")
+def _complete(tt_key: Any, tt_value: Any, tt_info: Any, ff: Any, fi: Any, fh: Any, ply: int,
+              maximise: bool, use_tt: bool) -> float:
+    """The value of the node at ``ply``, all moves searched or cut off (stored in the
+    table when it is on)."""
+    value: float = ff[ply, F_ALPHA] if maximise else ff[ply, F_BETA]
+    if use_tt:
+        _store(tt_key, tt_value, tt_info, fi[ply, I_SLOT], fh[ply], fi[ply, I_DEPTH], ply,
+               value, ff[ply, F_ALPHA0], ff[ply, F_BETA0], fi[ply, I_BEST])
+    return value
+
+
 @njit(cache=True)
 def _search(tb: Tables, ws: Workspace, depth: int, alpha: float, beta: float,
             top: int) -> float:
@@ -434,17 +479,9 @@ def _search(tb: Tables, ws: Workspace, depth: int, alpha: float, beta: float,
                 slot = np.int64(h & mask)
                 fh[ply] = h
                 fi[ply, I_SLOT] = slot
-                if tt_key[slot] == h:
-                    tt_move = tt_info[slot, T_MOVE]
-                    if tt_info[slot, T_DEPTH] >= left:
-                        stored = _from_table(tt_value[slot], ply)
-                        flag = tt_info[slot, T_FLAG]
-                        if flag == EXACT or (flag == LOWER and stored >= ff[ply, F_BETA]) \
-                                or (flag == UPPER and stored <= ff[ply, F_ALPHA]):
-                            counters[C_HITS] += 1
-                            value = stored
-                            tt_move = -2  # decided
-            if tt_move != -2:
+                value, tt_move = _probe(tt_key, tt_value, tt_info, counters, ff, h, slot,
+                                        left, ply)
+            if tt_move != _DECIDED:
                 done = False
                 fi[ply, I_MOVES] = _ordered(tb, st, moves[ply], keys[ply], order[ply],
                                             filtering, width, tt_move)
@@ -459,21 +496,11 @@ def _search(tb: Tables, ws: Workspace, depth: int, alpha: float, beta: float,
             ply -= 1
             i = fi[ply, I_NEXT]
             maximise = states[ply, ST_TO_MOVE] == 0
-            if maximise:
-                if value > ff[ply, F_ALPHA]:
-                    ff[ply, F_ALPHA] = value
-                    fi[ply, I_BEST] = _pack(moves[ply, order[ply, i]])
-            elif value < ff[ply, F_BETA]:
-                ff[ply, F_BETA] = value
-                fi[ply, I_BEST] = _pack(moves[ply, order[ply, i]])
+            _improve(moves, order, ff, fi, ply, i, value, maximise)
             fi[ply, I_NEXT] = i + 1
             done = ff[ply, F_ALPHA] >= ff[ply, F_BETA] or i + 1 >= fi[ply, I_MOVES]
             if done:
-                value = ff[ply, F_ALPHA] if maximise else ff[ply, F_BETA]
-                if use_tt:
-                    _store(tt_key, tt_value, tt_info, fi[ply, I_SLOT], fh[ply],
-                           fi[ply, I_DEPTH], ply, value, ff[ply, F_ALPHA0],
-                           ff[ply, F_BETA0], fi[ply, I_BEST])
+                value = _complete(tt_key, tt_value, tt_info, ff, fi, fh, ply, maximise, use_tt)
         # Descend into the node's next move.
         _child(tb, states, moves, belief, count, bhash, zobrist, tmp, ply,
                order[ply, fi[ply, I_NEXT]], fi[ply, I_DEPTH] <= 1)
@@ -606,6 +633,7 @@ class KernelSearch:
 
     def __init__(self, rules: Ruleset, k: int, weights: Weights, filtering: bool,
                  width: int, tt_bits: int = TT_BITS) -> None:
+        """Build the board's tables and the kernel's workspace for ``k`` detectives."""
         self.tables = tables_for(rules)
         self.ws = _workspace(rules, k, max(tt_bits, 0))
         self.ws.config[:] = (int(filtering), width, int(tt_bits > 0))

@@ -100,6 +100,7 @@ class Bot(ABC):
         return bot
 
     def __init__(self, seed: int | None = None) -> None:
+        """Seed ``self.rng`` with ``seed`` (``None``: from the system)."""
         self.seed = seed
         self.rng = random.Random(seed)
 

@@ -40,6 +40,7 @@ class GreedyBot(Bot):
     fast = True
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        """Mister X flees, detectives close in: each by its own greedy rule."""
         if view.to_move == MRX:
             return self._mrx(view, legal)
         return self._detective(view, legal)

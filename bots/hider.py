@@ -114,7 +114,10 @@ class HiderBot(Bot):
                  w_belief: float = 0.5, w_escape: float = 0.3, w_area: float = 0.3,
                  scale: Annotated[float, Range(gt=0)] = 2.0,
                  blend: Annotated[float, Range(ge=0)] = 0.0) -> None:
-        """Args:
+        """Set the search's options and the detectives' model.
+
+        Args:
+            seed: seeds ``self.rng`` (not an option: see :meth:`Bot.create`)
             depth: rounds searched
             model: the detectives' model (see bots/hider.py)
             epsilon: random detective moves in chase/mass
@@ -149,11 +152,13 @@ class HiderBot(Bot):
         self._rules: Ruleset | None = None
 
     def describe(self) -> str:
+        """Name plus depth, model and epsilon, for logs and tables."""
         return f"hider(depth={self.depth}, model={self.model}, epsilon={self.epsilon})"
 
     # ------------------------------------------------------------------ root
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        """Play the move of best estimated survival (Mister X only)."""
         if not isinstance(view, MrXView):
             raise BotOptionError("bot 'hider' plays Mister X only")
         if len(legal) == 1:
@@ -219,12 +224,7 @@ class HiderBot(Bot):
             return hit
         self.nodes += 1
         reveal = k + 1 in rules.reveal_moves
-        if not reveal:
-            spread = 0
-            for s in _bits(mask):
-                spread |= self._tb.masks[s]
-            for d in dets:
-                spread &= ~(1 << d)
+        spread = 0 if reveal else self._spread(mask, dets)
         best = 0.0
         for n in moves:
             after = (1 << n) if reveal else spread
@@ -235,6 +235,17 @@ class HiderBot(Bot):
                     break
         self._memo[key] = best
         return best
+
+    def _spread(self, mask: int, dets: tuple[int, ...]) -> int:
+        """Mister X's possible stations after a hidden move from ``mask``: every neighbour,
+        less the detectives' stations."""
+        assert self._tb is not None
+        spread = 0
+        for s in _bits(mask):
+            spread |= self._tb.masks[s]
+        for d in dets:
+            spread &= ~(1 << d)
+        return spread
 
     def _detectives(self, k: int, m: int, dets: tuple[int, ...], mask: int, seat: int,
                     depth: int, prob: float) -> float:
@@ -265,10 +276,18 @@ class HiderBot(Bot):
         hit = self._chase.get(key)
         if hit is not None:
             return hit
+        out = [(o, p) for o, p in self._model_probs(options, _bits(mask)).items() if p > 0.0]
+        if len(self._chase) > 200_000:
+            self._chase.clear()
+        self._chase[key] = out
+        return out
+
+    def _model_probs(self, options: list[int], targets: list[int]) -> dict[int, float]:
+        """The model's probability of each of ``options`` when Mister X may be on any of
+        ``targets``: ``epsilon`` spread evenly, the rest on the moves that ``model`` picks."""
         assert self._tb is not None
         eps = self.epsilon
         probs = dict.fromkeys(options, eps / len(options))
-        targets = _bits(mask)
         if eps < 1.0 and targets and self.model == "mass":
             dist = self._tb.dist
             sums = [sum(dist[o][t] for t in targets) for o in options]
@@ -288,11 +307,7 @@ class HiderBot(Bot):
         elif eps < 1.0:
             for o in options:
                 probs[o] += (1.0 - eps) / len(options)
-        out = [(o, p) for o, p in probs.items() if p > 0.0]
-        if len(self._chase) > 200_000:
-            self._chase.clear()
-        self._chase[key] = out
-        return out
+        return probs
 
     def _estimate(self, m: int, dets: tuple[int, ...], mask: int, moves: list[int]) -> float:
         """Survival estimate in (0, 1) of a position at the horizon, Mister X to move."""

@@ -80,6 +80,7 @@ class Range:
     lt: float | None = None
 
     def __contains__(self, value: object) -> bool:
+        """Whether ``value`` is within the bounds (anything not a number is)."""
         if not isinstance(value, int | float) or isinstance(value, bool):
             return True  # not a number: the type check speaks for it
         return not ((self.ge is not None and value < self.ge)
@@ -88,6 +89,7 @@ class Range:
                     or (self.lt is not None and value >= self.lt))
 
     def __str__(self) -> str:
+        """The bounds as an interval, e.g. ``[1, inf)``."""
         low = (f"[{_num(self.ge)}" if self.ge is not None else
                f"({_num(self.gt)}" if self.gt is not None else None)
         high = (f"{_num(self.le)}]" if self.le is not None else

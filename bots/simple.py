@@ -72,6 +72,7 @@ class RandomBot(Bot):
     reads_view = False
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        """A uniformly random legal move."""
         return self.rng.choice(legal)
 
 
@@ -86,6 +87,7 @@ class RushBot(Bot):
     roles = frozenset({"detectives"})
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        """The cheapest move closest to where Mister X may be (random before he shows)."""
         if view.last_reveal() is None or not view.possible:
             return self.rng.choice(legal)
         gaps = nearest(view, [m.to for m in legal], sorted(view.possible))
@@ -100,6 +102,7 @@ class RunBot(Bot):
     roles = frozenset({"mrx"})
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        """The cheapest move farthest from the nearest detective."""
         gaps = nearest(view, [m.destination for m in legal], view.detectives)
         return cheapest(best_of(legal, gaps), view.tickets[0], self.rng)
 
@@ -112,6 +115,7 @@ class Run2Bot(Bot):
     roles = frozenset({"mrx"})
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        """The cheapest move to the least dangerous destination."""
         import numpy as np
 
         dist = distance_table(view)

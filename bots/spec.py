@@ -76,6 +76,7 @@ class BotSpec:
         return [f"{k}={v}" for k, v in self.options]
 
     def __str__(self) -> str:
+        """The spec as written on the command line: ``ref`` or ``ref:key=value,...``."""
         if not self.options:
             return self.ref
         return f"{self.ref}:{','.join(self.option_strings())}"
@@ -137,8 +138,7 @@ def parse_spec_list(text: str) -> list[BotSpec]:
 
 
 def split_spec_list(text: str) -> list[str]:
-    """The spec texts of a comma-separated list, as written (see :func:`parse_spec_list`).
-    """
+    """The spec texts of a comma-separated list, as written (see :func:`parse_spec_list`)."""
     items: list[str] = []
     for piece in text.split(","):
         head = piece.partition("=")[0].strip()

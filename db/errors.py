@@ -1,5 +1,7 @@
 """Errors of the storage layer. All are :class:`game.YardError`, so the ``yard`` CLI turns
-them into one ``error: ...`` line and exit status 2::
+them into one ``error: ...`` line and exit status 2.
+
+::
 
     YardError
     └── DatabaseError            the database cannot be opened, migrated or written
@@ -25,6 +27,7 @@ class GameNotFoundError(DatabaseError, KeyError):
     """No stored game has the requested id."""
 
     def __str__(self) -> str:
+        """The message, without the quotes ``KeyError`` adds."""
         return str(self.args[0]) if self.args else "game not found"
 
 

@@ -54,6 +54,7 @@ class Move(NamedTuple):
         return self.to if self.to2 is None else self.to2
 
     def __str__(self) -> str:
+        """The move as text: ``ticket:station``, then ``+ticket:station`` if double."""
         first = f"{TICKET_NAMES[self.ticket]}:{self.to}"
         if self.to2 is None or self.ticket2 is None:
             return first

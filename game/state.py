@@ -70,6 +70,7 @@ class MoveTables:
     """Per-board tables of prebuilt single moves, so move generation allocates nothing."""
 
     def __init__(self, board: Board) -> None:
+        """Prebuild every single move of ``board``."""
         stations = range(board.n_stations + 1)
         adj = board.adjacency
         self.by_ticket: tuple[tuple[tuple[Move, ...], ...], ...] = tuple(
@@ -497,6 +498,7 @@ class State:
         return " ".join(parts)
 
     def __repr__(self) -> str:
+        """``State(...)`` around :meth:`to_text`."""
         return f"State({self.to_text()!r})"
 
 

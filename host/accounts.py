@@ -61,6 +61,7 @@ class AccountChecker:
     :class:`server.app.AccountCheck` of a served match server (``server.accounts``)."""
 
     def __init__(self, store: AccountStore, workers: int = 2) -> None:
+        """Check tokens against ``store`` on ``workers`` threads."""
         self.store = store
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="yard-accounts")
         self._registrations = ThreadPoolExecutor(1, thread_name_prefix="yard-register")

@@ -47,6 +47,7 @@ class HostedServer:
 
     def __init__(self, config: ServerConfig, db_url: str, host: str = "127.0.0.1",
                  port: int = 0, log_path: Path | None = None) -> None:
+        """A server for ``config`` storing into ``db_url``, not yet started."""
         self.config = config
         self.db_url = db_url
         self.host = host

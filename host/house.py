@@ -46,6 +46,7 @@ class House:
     :meth:`stop`."""
 
     def __init__(self, bots: list[HouseBot], config: ServerConfig) -> None:
+        """House bots for a server with ``config``, not yet started."""
         self.bots = bots
         self.config = config
         self._tasks: list[asyncio.Task[None]] = []

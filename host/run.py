@@ -90,53 +90,17 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
     :func:`~server.auth.default_admin_token_file`), created with a fresh token when
     missing; web page origins allowed besides the server's own; bot accounts and the bounds
     on registrations (:mod:`server.registration`)."""
-    bots, file_admin = load_token_file(token_file) if token_file else ({}, None)
-    for pair in bot_token:
-        name, sep, token = pair.partition("=")
-        if not sep or not name or not token:
-            raise ServerConfigError(f"--bot-token {pair!r} must look like NAME=TOKEN")
-        bots[name] = token
+    bots, file_admin = _bot_tokens(token_file, bot_token)
     if move_time <= 0 or bank_time < 0 or grace < 0:
         raise ServerConfigError("--move-time must be > 0, --bank-time and --grace >= 0")
-    if open_registration and not accounts:
-        raise ServerConfigError("--open-registration needs --accounts (registration makes "
-                                "accounts)")
-    if max_account_connections < 1 or max_account_games < 1:
-        raise ServerConfigError("--max-account-connections and --max-account-games must "
-                                "be at least 1")
-    if min(registrations_per_address, registrations_total, registration_queue) < 1 or \
-            registration_window <= 0:
-        raise ServerConfigError("--registrations-per-address, --registrations-total and "
-                                "--registration-queue must be at least 1, "
-                                "--registration-window > 0")
-    for rules in ladder:
-        try:
-            load_ruleset(rules)
-        except YardError as exc:
-            raise ServerConfigError(f"--ladder: {exc}") from None
-    if ladder_placement < 0 or ladder_pause_after < 1 or ladder_max_games < 1:
-        raise ServerConfigError("--ladder-placement must be >= 0, --ladder-pause-after and "
-                                "--ladder-max-games >= 1")
-    if ladder_check and not ladder:
-        raise ServerConfigError("--ladder-check checks bots new to a ladder: give --ladder "
-                                "RULES too")
+    _check_accounts(accounts, open_registration, max_account_connections, max_account_games)
+    _check_registrations(registrations_per_address, registrations_total, registration_queue,
+                         registration_window)
+    _check_ladder(ladder, ladder_placement, ladder_pause_after, ladder_max_games, ladder_check)
     if play_move_time <= 0 or play_bank_time < 0:
         raise ServerConfigError("--play-move-time must be > 0, --play-bank-time >= 0")
-    origins: list[str] = []
-    for text in allow_origin:
-        try:
-            origins.append(check_origin(text))
-        except ValueError as exc:
-            raise ServerConfigError(f"--allow-origin: {exc}") from None
-    admin, where = admin_token or file_admin, None
-    if not admin:
-        path = Path(admin_token_file) if admin_token_file else default_admin_token_file()
-        try:
-            admin, _ = server_admin_token(path)
-        except AdminTokenError as exc:
-            raise ServerConfigError(f"{exc} (--admin-token-file PATH picks another file)"
-                                    ) from None
-        where = str(path)
+    origins = _origins(allow_origin)
+    admin, where = _admin_token(admin_token or file_admin, admin_token_file)
     config = ServerConfig(bot_tokens=bots, admin_token=admin, admin_token_file=where,
                           accounts=accounts, open_registration=open_registration,
                           max_account_connections=max_account_connections,
@@ -154,6 +118,79 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
                           ladder_max_games=ladder_max_games, ladder_check=ladder_check,
                           play_time_control=TimeControl(play_move_time, play_bank_time))
     return config
+
+
+def _bot_tokens(token_file: str | None, bot_token: tuple[str, ...]
+                ) -> tuple[dict[str, str], str | None]:
+    """Bot tokens of ``token_file`` and the ``NAME=TOKEN`` pairs, and the file's admin
+    token."""
+    bots, file_admin = load_token_file(token_file) if token_file else ({}, None)
+    for pair in bot_token:
+        name, sep, token = pair.partition("=")
+        if not sep or not name or not token:
+            raise ServerConfigError(f"--bot-token {pair!r} must look like NAME=TOKEN")
+        bots[name] = token
+    return bots, file_admin
+
+
+def _check_accounts(accounts: bool, open_registration: bool, max_account_connections: int,
+                    max_account_games: int) -> None:
+    """Refuse registration without accounts and account limits below 1."""
+    if open_registration and not accounts:
+        raise ServerConfigError("--open-registration needs --accounts (registration makes "
+                                "accounts)")
+    if max_account_connections < 1 or max_account_games < 1:
+        raise ServerConfigError("--max-account-connections and --max-account-games must "
+                                "be at least 1")
+
+
+def _check_registrations(per_address: int, total: int, queue: int, window: float) -> None:
+    if min(per_address, total, queue) < 1 or window <= 0:
+        raise ServerConfigError("--registrations-per-address, --registrations-total and "
+                                "--registration-queue must be at least 1, "
+                                "--registration-window > 0")
+
+
+def _check_ladder(ladder: tuple[str, ...], placement: int, pause_after: int, max_games: int,
+                  check: bool) -> None:
+    """Refuse an unknown ladder ruleset, ladder limits out of range, and a check without a
+    ladder."""
+    for rules in ladder:
+        try:
+            load_ruleset(rules)
+        except YardError as exc:
+            raise ServerConfigError(f"--ladder: {exc}") from None
+    if placement < 0 or pause_after < 1 or max_games < 1:
+        raise ServerConfigError("--ladder-placement must be >= 0, --ladder-pause-after and "
+                                "--ladder-max-games >= 1")
+    if check and not ladder:
+        raise ServerConfigError("--ladder-check checks bots new to a ladder: give --ladder "
+                                "RULES too")
+
+
+def _origins(allow_origin: tuple[str, ...]) -> list[str]:
+    """The ``--allow-origin`` values, checked and normalised."""
+    origins: list[str] = []
+    for text in allow_origin:
+        try:
+            origins.append(check_origin(text))
+        except ValueError as exc:
+            raise ServerConfigError(f"--allow-origin: {exc}") from None
+    return origins
+
+
+def _admin_token(given: str | None, admin_token_file: str | None) -> tuple[str, str | None]:
+    """The admin token ``given``, else the one in ``admin_token_file`` (created when
+    missing), and that file's path (``None`` for a given token)."""
+    if given:
+        return given, None
+    path = Path(admin_token_file) if admin_token_file else default_admin_token_file()
+    try:
+        admin, _ = server_admin_token(path)
+    except AdminTokenError as exc:
+        raise ServerConfigError(f"{exc} (--admin-token-file PATH picks another file)"
+                                ) from None
+    return admin, str(path)
 
 
 def run_server(config: ServerConfig, db_url: str, host: str, port: int,

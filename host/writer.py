@@ -63,6 +63,7 @@ class GameWriter:
                  send: Callable[[int, bytes], None] = _unattached,
                  running: Callable[[], bool] = lambda: False,
                  linger_s: float = STORE_LINGER_S) -> None:
+        """A writer storing into ``sink`` and answering through ``send``."""
         #: Where games are stored (``None``: nowhere; may be set before games finish).
         self.sink = sink
         self.send = send

@@ -1,4 +1,4 @@
-"""The one JSON codec: :func:`encode` a message to text, :func:`decode` text to a message.
+r"""The one JSON codec: :func:`encode` a message to text, :func:`decode` text to a message.
 
 :func:`decode` rejects oversized input, malformed JSON, unknown types, missing or extra
 fields and wrong field types with a :class:`~protocol.errors.ProtocolError` whose code says
@@ -10,7 +10,7 @@ Ping(nonce=None)
 Traceback (most recent call last):
 ...
 protocol.errors.ProtocolError: ping: unexpected field 'extra'
->>> decode('{"type": "hello", "protocol": 1, "name": "x\\\\udfff"}')  # doctest: +ELLIPSIS
+>>> decode('{"type": "hello", "protocol": 1, "name": "x\\udfff"}')  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
 protocol.errors.ProtocolError: message.name: a string holds a lone surrogate (not valid ...

@@ -56,6 +56,7 @@ class ProtocolError(YardError):
     """A frame or message is invalid; ``code`` says how, the message says where."""
 
     def __init__(self, code: ErrorCode, message: str, ref: str | None = None) -> None:
+        """An error with wire ``code`` and ``message`` (``ref``: what it was about)."""
         super().__init__(message)
         self.code = code
         #: What the refused message was about (its ``game``, else its type), when known.

@@ -100,6 +100,7 @@ class Effort:
     depth: int | None = None
 
     def __post_init__(self) -> None:
+        """Refuse a value that is negative or does not fit in 63 bits."""
         for name in EFFORT_KEYS:
             value = getattr(self, name)
             if value is not None and not 0 <= value < EFFORT_LIMIT:

@@ -45,19 +45,24 @@ class ResultRowLike(Protocol):
     """The fields of a database result row that ratings read."""
 
     @property
-    def ruleset(self) -> str: ...
+    def ruleset(self) -> str:
+        """The ruleset's name."""
 
     @property
-    def mrx_player(self) -> str: ...
+    def mrx_player(self) -> str:
+        """The player of Mister X."""
 
     @property
-    def detective_player(self) -> str: ...
+    def detective_player(self) -> str:
+        """The player of the detectives."""
 
     @property
-    def winner(self) -> object: ...
+    def winner(self) -> object:
+        """The winning side."""
 
     @property
-    def pair_key(self) -> str | None: ...
+    def pair_key(self) -> str | None:
+        """The key of the role-swapped pair the game belongs to, if any."""
 
 
 @dataclass(frozen=True)

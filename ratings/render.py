@@ -44,7 +44,7 @@ def output_width(stream: TextIO | None = None) -> int:
     """The width to print tables at: ``$COLUMNS`` when set, else the terminal's width when
     ``stream`` (default standard output) is a terminal, else :data:`PIPE_WIDTH`. (Rich alone
     would take the width of whichever standard stream is a terminal, so ``yard leaderboard >
-    log`` would depend on the terminal it was started from.)"""
+    log`` would depend on the terminal it was started from)."""
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
         return int(columns)

@@ -110,6 +110,7 @@ class SprtSpec:
     beta: float = 0.05
 
     def __post_init__(self) -> None:
+        """Refuse bounds that are not finite or not in order."""
         values = (self.elo0, self.elo1, self.alpha, self.beta)
         if not all(isinstance(v, int | float) and math.isfinite(v) for v in values):
             raise SprtError("elo0, elo1, alpha and beta must be finite numbers")
@@ -164,6 +165,7 @@ class SprtSpec:
         return math.log((1.0 - self.beta) / self.alpha)
 
     def __str__(self) -> str:
+        """The test as ``elo0=...,elo1=...,alpha=...,beta=...``."""
         return (f"elo0={self.elo0:g},elo1={self.elo1:g},alpha={self.alpha:g},"
                 f"beta={self.beta:g}")
 
@@ -415,6 +417,7 @@ class PairTally:
     """
 
     def __init__(self) -> None:
+        """An empty tally."""
         self._open: dict[str, dict[str, float]] = {}
         self._done: set[str] = set()
         self.counts = [0, 0, 0, 0, 0]

@@ -46,6 +46,7 @@ class ScheduledGame:
     seat_seed: int | None = None
 
     def __post_init__(self) -> None:
+        """Name the pair by both players and the pair number when no key is given."""
         if not self.pair_key:
             low, high = sorted((self.mrx, self.detectives))
             self.pair_key = f"{low}|{high}|{self.pair_index}"

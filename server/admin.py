@@ -51,6 +51,7 @@ class AdminError(YardError):
     """The server answered an admin request with an error; ``code`` says which."""
 
     def __init__(self, code: ErrorCode, message: str) -> None:
+        """An error with the server's wire ``code`` and ``message``."""
         super().__init__(message)
         self.code = code
 
@@ -59,6 +60,7 @@ class AdminClient:
     """An admin connection (async context manager)."""
 
     def __init__(self, url: str, token: str | None = None, name: str = "admin") -> None:
+        """A client of the server at ``url``, not yet connected."""
         self.url = url
         self.token = token
         self.name = name
@@ -72,6 +74,7 @@ class AdminClient:
         self._lock = asyncio.Lock()
 
     async def __aenter__(self) -> AdminClient:
+        """Connect and say hello as admin."""
         try:
             self._ws = await connect(self.url, proxy=None, compression=None, max_size=2**22)
         except (OSError, TimeoutError) as exc:
@@ -87,6 +90,7 @@ class AdminClient:
 
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
+        """Close the connection and stop reading."""
         if self._ws is not None:
             await self._ws.close()
         if self._reader is not None:
@@ -151,29 +155,41 @@ class AdminClient:
                         raise
                     log.debug("ignored a message from %s: %s", self.url, exc)
                     continue
-                if isinstance(msg, MatchOver):
-                    over = self._overs.get(msg.game)
-                    if over is not None and not over.done():
-                        over.set_result(msg)
-                elif isinstance(msg, MatchResult):
-                    self._ended(msg.game)
-                    future = self._results.setdefault(
-                        msg.game, asyncio.get_running_loop().create_future())
-                    if not future.done():
-                        future.set_result(msg)
-                elif (isinstance(msg, Error) and msg.code is ErrorCode.STORE_FAILED
-                      and msg.ref is not None):
-                    # The game ended but its record was not committed: no result.
-                    self._ended(msg.ref)
-                    future = self._results.setdefault(
-                        msg.ref, asyncio.get_running_loop().create_future())
-                    if not future.done():
-                        future.set_exception(AdminError(msg.code, msg.message))
-                        future.add_done_callback(_retrieved)
-                elif isinstance(msg, Bots | MatchStarted | Error):
-                    self._replies.put_nowait(msg)
+                self._take(msg)
         except ConnectionClosed:
             pass
+        self._lose_all()
+
+    def _take(self, msg: Message) -> None:
+        """One message from the server: an end or a result to the future waiting for it, a
+        reply to the request waiting for it."""
+        if isinstance(msg, MatchOver):
+            over = self._overs.get(msg.game)
+            if over is not None and not over.done():
+                over.set_result(msg)
+        elif isinstance(msg, MatchResult):
+            self._ended(msg.game)
+            future = self._result_future(msg.game)
+            if not future.done():
+                future.set_result(msg)
+        elif (isinstance(msg, Error) and msg.code is ErrorCode.STORE_FAILED
+              and msg.ref is not None):
+            # The game ended but its record was not committed: no result.
+            self._ended(msg.ref)
+            future = self._result_future(msg.ref)
+            if not future.done():
+                future.set_exception(AdminError(msg.code, msg.message))
+                future.add_done_callback(_retrieved)
+        elif isinstance(msg, Bots | MatchStarted | Error):
+            self._replies.put_nowait(msg)
+
+    def _result_future(self, game: str) -> asyncio.Future[MatchResult]:
+        """The future of ``game``'s result, made on first asking."""
+        return self._results.setdefault(game, asyncio.get_running_loop().create_future())
+
+    def _lose_all(self) -> None:
+        """The connection is gone: every result and end still awaited fails, and so does the
+        request waiting for a reply."""
         lost = AdminError(ErrorCode.SHUTTING_DOWN, "connection to the server was lost")
         futures: list[asyncio.Future[Any]] = [*self._results.values(), *self._overs.values()]
         for future in futures:

@@ -97,6 +97,7 @@ class MatchServer:
 
     def __init__(self, config: ServerConfig, recorder: Recorder | None,
                  host: str = "127.0.0.1", port: int = 8765) -> None:
+        """A server for ``config`` on ``host:port`` (port 0: any free port), not yet started."""
         offset = time.time() - time.monotonic()
         self.core = Core(config, wall=lambda t: datetime.fromtimestamp(t + offset, UTC))
         self.host = host
@@ -295,18 +296,27 @@ class MatchServer:
                     text = texts[key] = encode_bytes(output.message)
                 self._send(output.conn, text)
             elif isinstance(output, Close):
-                outbox = self._outboxes.by_conn.get(output.conn)
-                if outbox is not None:
-                    outbox.close(CloseMarker(output.reason, output.code))
+                self._close(output)
             elif isinstance(output, Finished):
-                if self._recorder is not None:
-                    self._recorder.queue(output)
-                elif output.notify is not None:
-                    self._send(output.notify, encode_bytes(output.result))
+                self._finished(output)
             elif isinstance(output, Authenticate):
                 self._spawn(self._authenticate(output))
         if self.core.rearm:  # a deadline earlier than the one the timer sleeps until
             self._wake.set()
+
+    def _close(self, output: Close) -> None:
+        """Close the connection after the frames already queued for it (if still open)."""
+        outbox = self._outboxes.by_conn.get(output.conn)
+        if outbox is not None:
+            outbox.close(CloseMarker(output.reason, output.code))
+
+    def _finished(self, output: Finished) -> None:
+        """A game ended: queue it to be stored (the recorder then sends the result), else send
+        the result to the admin that started it, if any."""
+        if self._recorder is not None:
+            self._recorder.queue(output)
+        elif output.notify is not None:
+            self._send(output.notify, encode_bytes(output.result))
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)

@@ -85,6 +85,7 @@ class Core:
 
     def __init__(self, config: ServerConfig, wall: Callable[[float], datetime] | None = None,
                  new_id: Callable[[str], str] | None = None) -> None:
+        """A core with no connections (``wall``: clock for records; ``new_id``: ids)."""
         self.config = config
         self.wall = wall
         self.new_id = new_id or (lambda prefix: f"{prefix}{secrets.token_hex(6)}")

@@ -36,6 +36,7 @@ class Gate:
     """Counts open sockets in all and per remote address; decides who is refused."""
 
     def __init__(self, config: ServerConfig) -> None:
+        """A gate enforcing ``config``'s connection limits, with nobody admitted."""
         self.config = config
         self.total = 0
         self.per_address: dict[str, int] = {}
@@ -81,7 +82,7 @@ class HttpRefusals(ServerProtocol):
     other answer is websockets' own."""
 
     def reject(self, status: StatusLike, text: str) -> Response:
-        """websockets' refusal, with an HTTP wording for 414 and 431."""
+        """The refusal websockets makes, with an HTTP wording for 414 and 431."""
         code = http.HTTPStatus(status)
         if text.startswith(WEBSOCKET_FAILURE):
             if code == http.HTTPStatus.REQUEST_URI_TOO_LONG:
@@ -107,6 +108,7 @@ class HttpConnection(ServerConnection):
     (:func:`http_refusals`): ``create_connection`` of a server that only shows pages."""
 
     def __init__(self, protocol: ServerProtocol, *args: Any, **kwargs: Any) -> None:
+        """A connection whose parser refusals are worded for HTTP."""
         http_refusals(protocol)
         super().__init__(protocol, *args, **kwargs)
 
@@ -122,10 +124,12 @@ class GatedConnection(DirectConnection):
     yard_foreign_origin: str | None = None
 
     def __init__(self, protocol: ServerProtocol, *args: Any, **kwargs: Any) -> None:
+        """A connection whose parser refusals are worded for HTTP."""
         http_refusals(protocol)  # the match server's port shows pages too
         super().__init__(protocol, *args, **kwargs)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Ask the gate whether the peer may connect, then start the handshake."""
         peer = transport.get_extra_info("peername")
         self.yard_address = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
         self.yard_refusal = self.gate.admit(self.yard_address)
@@ -136,6 +140,7 @@ class GatedConnection(DirectConnection):
                 transport.abort()  # no 503 either: keep descriptors for real clients
 
     def connection_lost(self, exc: Exception | None) -> None:
+        """Give the connection's place at the gate back."""
         super().connection_lost(exc)
         self.gate.release(self.yard_address)
         self.gate.fast_frames += self.yard_fast_frames

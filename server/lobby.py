@@ -53,6 +53,7 @@ class Lobby:
 
     def __init__(self, config: ServerConfig, sessions: dict[str, Session],
                  new_id: Callable[[str], str], core: GameStarter) -> None:
+        """A lobby over ``sessions`` that starts games through ``core``."""
         self.config = config
         self.sessions = sessions
         self.new_id = new_id

@@ -34,6 +34,7 @@ class RateLimitFilter(logging.Filter):
 
     def __init__(self, period: float = 10.0, burst: int = 5,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        """Let ``burst`` records through per ``period`` seconds of ``clock``."""
         super().__init__()
         self.period = period
         self.burst = burst

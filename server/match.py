@@ -171,6 +171,7 @@ class Match:
 
     def __init__(self, spec: MatchSpec, wall: Callable[[float], datetime] | None = None
                  ) -> None:
+        """A match for ``spec`` in its start state (``wall``: clock for records)."""
         self.spec = spec
         self.game_id = spec.game_id
         self.start_state = new_game(spec.rules, spec.seed, mrx_seed=spec.mrx_seed)

@@ -38,6 +38,7 @@ class CloseMarker:
     """Close the connection (after what was queued before) with ``code`` and ``reason``."""
 
     def __init__(self, reason: str, code: int | None = None) -> None:
+        """Close for ``reason`` (``code``: its close code, by default the reason's)."""
         self.reason = reason
         self.code = close_code(reason) if code is None else code
 
@@ -46,6 +47,7 @@ class Outbox:
     """Frames waiting for one connection's writer, at most ``limit`` bytes of them."""
 
     def __init__(self, limit: int, ws: ServerConnection | None = None) -> None:
+        """An empty outbox of at most ``limit`` bytes for ``ws``."""
         self.limit = limit
         #: The connection the frames go to.
         self.ws = ws
@@ -118,6 +120,7 @@ class Outboxes:
     ``conn`` past its limit (the message is dropped)."""
 
     def __init__(self, overflow: Callable[[int, Outbox], None]) -> None:
+        """No outboxes yet; ``overflow`` is called with one that goes over its limit."""
         self.by_conn: dict[int, Outbox] = {}
         self._overflow = overflow
         self._dirty: list[Outbox] = []

@@ -12,6 +12,7 @@ class TokenBucket:
     """Allows ``rate`` events per second on average and bursts of up to ``burst``."""
 
     def __init__(self, rate: float, burst: float, now: float) -> None:
+        """A full bucket refilled at ``rate`` tokens a second up to ``burst``."""
         self.rate = rate
         self.burst = burst
         self.tokens = burst

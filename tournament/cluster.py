@@ -70,6 +70,7 @@ class ClaimingRunner(TournamentRunner):
 
     def __init__(self, db: Database, db_url: str, tournament_id: str, *, owner: str,
                  lease_s: float = DEFAULT_LEASE_S, child_log: Path | None = None) -> None:
+        """A runner claiming games as ``owner`` with leases of ``lease_s`` seconds."""
         super().__init__(db, db_url, tournament_id, concurrency=1, child_log=child_log)
         if lease_s <= 0:
             raise ClusterError("the lease must be longer than 0 seconds")
@@ -169,6 +170,7 @@ class Worker:
 
     def __init__(self, db_url: str, tournament_id: str, lease_s: float,
                  child_log: str | None) -> None:
+        """A worker of ``tournament_id`` named by host, process and a random suffix."""
         self.db_url = db_url
         self.tournament_id = tournament_id
         self.lease_s = lease_s
@@ -224,6 +226,7 @@ class ClusterRun:
                  on_progress: Callable[[Progress], None] | None = None,
                  on_workers: Callable[[list[tuple[Any, int, str]]], None] | None = None
                  ) -> None:
+        """A run over ``cluster`` that has not started."""
         if workers is not None and workers < 1:
             raise ClusterError("--workers must be at least 1")
         self.db = db
@@ -297,38 +300,12 @@ class ClusterRun:
                 ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
                 for ref in ready:
                     actor, owner = running.pop(ref)
-                    try:
-                        counts = ray.get(ref)
-                        progress.aborted += int(counts.get("aborted", 0))
-                        report.duplicates += int(counts.get("duplicates", 0))
-                    except ray.exceptions.RayActorError:
-                        report.lost += 1
-                        log.warning("cluster worker %s died; its game returns to the "
-                                    "schedule", owner)
-                        # Now, not when the lease expires (should the worker still be
-                        # playing somewhere, the store keeps the game once).
-                        db.release_owner(tid, owner)
-                    except ray.exceptions.RayTaskError as exc:
-                        raise ClusterError(f"a worker failed: {exc.cause!s}") from None
+                    self._collect(ray, ref, owner, report)
                     with contextlib.suppress(Exception):
                         ray.kill(actor)
-                done = progress.total - len(db.pending(tid))
-                if done != progress.done:
-                    progress.done = done
-                    progress.played_now = done - start_done
-                    if sprt:
-                        decided = self._record_sprt(progress)
-                    if self.on_progress is not None:
-                        self.on_progress(progress)
-                # Replace dead workers while games are left (the survivors alone would
-                # also play them, but with less capacity; with none left, nobody would).
-                left = 0 if decided else db.claimable(tid)
-                want = min(count - len(running), report.lost - replaced, left)
-                if left and not running:
-                    want = max(want, 1)
+                decided = self._count_done(progress, start_done, sprt, decided)
+                want = self._replacements(count, len(running), report, replaced, decided)
                 if want > 0:
-                    if report.lost > 4 * count:
-                        raise ClusterError(f"{report.lost} workers died; giving up")
                     replaced += want
                     start(want)
         finally:
@@ -342,6 +319,50 @@ class ClusterRun:
         if sprt:
             self._record_sprt(progress)
         return report
+
+    def _collect(self, ray: Any, ref: Any, owner: str, report: ClusterReport) -> None:
+        """Add the counts of a worker that stopped (``ref``: its ``play()``); one that died
+        gives its game back to the schedule."""
+        try:
+            counts = ray.get(ref)
+            report.progress.aborted += int(counts.get("aborted", 0))
+            report.duplicates += int(counts.get("duplicates", 0))
+        except ray.exceptions.RayActorError:
+            report.lost += 1
+            log.warning("cluster worker %s died; its game returns to the schedule", owner)
+            # Now, not when the lease expires (should the worker still be playing
+            # somewhere, the store keeps the game once).
+            self.db.release_owner(self.tournament_id, owner)
+        except ray.exceptions.RayTaskError as exc:
+            raise ClusterError(f"a worker failed: {exc.cause!s}") from None
+
+    def _count_done(self, progress: Progress, start_done: int, sprt: bool,
+                    decided: bool) -> bool:
+        """Count the stored games; when that changed, record the SPRT (if ``sprt``) and
+        report progress. Returns whether the test is decided (``decided``: so far)."""
+        done = progress.total - len(self.db.pending(self.tournament_id))
+        if done == progress.done:
+            return decided
+        progress.done = done
+        progress.played_now = done - start_done
+        if sprt:
+            decided = self._record_sprt(progress)
+        if self.on_progress is not None:
+            self.on_progress(progress)
+        return decided
+
+    def _replacements(self, count: int, running: int, report: ClusterReport, replaced: int,
+                      decided: bool) -> int:
+        """How many workers to start in place of dead ones while games are left (the
+        survivors alone would also play them, but with less capacity; with none left,
+        nobody would)."""
+        left = 0 if decided else self.db.claimable(self.tournament_id)
+        want = min(count - running, report.lost - replaced, left)
+        if left and not running:
+            want = max(want, 1)
+        if want > 0 and report.lost > 4 * count:
+            raise ClusterError(f"{report.lost} workers died; giving up")
+        return want
 
     def _record_sprt(self, progress: Progress) -> bool:
         """Recompute the SPRT from every stored game and record it (with ``finished``

@@ -117,6 +117,24 @@ def spec_engine(spec: BotSpec, name: str | None = None, cwd: str | None = None) 
 
 def parse_engine(text: str, cwd: str | None = None) -> Engine:
     """Parse one ``--engine`` value (``key=value`` words, shell-quoted)."""
+    fields, options = _engine_fields(text)
+    name = fields.get("name", "")
+    if not _NAME.fullmatch(name):
+        raise EngineError(f"--engine {text!r}: needs name=NAME (letters, digits, '_', '-', "
+                          f"'.'; at most 64)")
+    bot = fields.get("bot", fields.get("class"))
+    cmd = fields.get("cmd")
+    if (bot is None) == (cmd is None):
+        raise EngineError(f"--engine {text!r}: give exactly one of cmd=, bot= or class=")
+    cwd = cwd or os.getcwd()
+    if cmd is not None:
+        return _command_engine(text, name, cmd, fields, options, cwd)
+    return _bot_engine(text, name, bot or "", fields, options, cwd)
+
+
+def _engine_fields(text: str) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """The fields of an ``--engine`` value (``name``, ``cmd``, ...) and its ``option.KEY``
+    pairs, in order."""
     try:
         words = shlex.split(text)
     except ValueError as exc:
@@ -136,32 +154,33 @@ def parse_engine(text: str, cwd: str | None = None) -> Engine:
         else:
             raise EngineError(f"--engine {text!r}: unknown key {key!r} (name, cmd, bot, "
                               f"class, option.KEY, roles, rules)")
-    name = fields.get("name", "")
-    if not _NAME.fullmatch(name):
-        raise EngineError(f"--engine {text!r}: needs name=NAME (letters, digits, '_', '-', "
-                          f"'.'; at most 64)")
-    bot = fields.get("bot", fields.get("class"))
-    cmd = fields.get("cmd")
-    if (bot is None) == (cmd is None):
-        raise EngineError(f"--engine {text!r}: give exactly one of cmd=, bot= or class=")
-    cwd = cwd or os.getcwd()
-    if cmd is not None:
-        if options:
-            raise EngineError(f"--engine {text!r}: option.KEY is for bot=/class= engines; "
-                              f"pass options to a command in cmd=")
-        if not cmd.strip():
-            raise EngineError(f"--engine {text!r}: cmd= is empty")
-        try:
-            shlex.split(cmd)
-        except ValueError as exc:
-            raise EngineError(f"--engine {text!r}: cmd: {exc}") from None
-        return Engine(name, cmd=cmd, roles=_roles(fields.get("roles"), text),
-                      rules=_list(fields.get("rules")), cwd=cwd)
+    return fields, options
+
+
+def _command_engine(text: str, name: str, cmd: str, fields: dict[str, str],
+                    options: list[tuple[str, str]], cwd: str) -> Engine:
+    """The engine of a ``cmd=`` value: a command that speaks the protocol itself."""
+    if options:
+        raise EngineError(f"--engine {text!r}: option.KEY is for bot=/class= engines; "
+                          f"pass options to a command in cmd=")
+    if not cmd.strip():
+        raise EngineError(f"--engine {text!r}: cmd= is empty")
+    try:
+        shlex.split(cmd)
+    except ValueError as exc:
+        raise EngineError(f"--engine {text!r}: cmd: {exc}") from None
+    return Engine(name, cmd=cmd, roles=_roles(fields.get("roles"), text),
+                  rules=_list(fields.get("rules")), cwd=cwd)
+
+
+def _bot_engine(text: str, name: str, bot: str, fields: dict[str, str],
+                options: list[tuple[str, str]], cwd: str) -> Engine:
+    """The engine of a ``bot=``/``class=`` value: a bot spec run with ``yard bot``."""
     if "roles" in fields:
         raise EngineError(f"--engine {text!r}: roles= is for cmd= engines (a bot class "
                           f"declares its own roles)")
     try:
-        spec = parse_spec(bot or "").with_options(options)
+        spec = parse_spec(bot).with_options(options)
     except BotSpecError as exc:
         raise EngineError(f"--engine {text!r}: {exc}") from None
     engine = spec_engine(spec, name, cwd)

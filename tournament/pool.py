@@ -111,6 +111,7 @@ class BotPool:
     def __init__(self, launches: Sequence[BotLaunch], slots: int,
                  stderr_log: Path | None = None, *, timeout: float = READY_TIMEOUT_S,
                  starting: int | None = None) -> None:
+        """A pool of ``slots`` processes per launch, none started yet."""
         if slots < 1:
             raise ValueError("a bot pool needs at least one slot")
         self.launches = list(launches)

@@ -50,6 +50,7 @@ class Child:
     """A running ``yard`` subprocess whose first stdout line said it is ready."""
 
     def __init__(self, proc: asyncio.subprocess.Process, ready_line: str) -> None:
+        """Wrap ``proc``, which printed ``ready_line``."""
         self.proc = proc
         self.ready_line = ready_line
 
@@ -202,6 +203,6 @@ async def start_server(db_url: str, *extra: str, stderr_log: Path | None = None,
 
 async def start_bot(name: str, url: str, *extra: str, stderr_log: Path | None = None) -> Child:
     """``yard bot NAME --url URL EXTRA...``; returns once it is connected. (Launchers of
-    bot specs and commands use :func:`tournament.engines.start_engine`.)"""
+    bot specs and commands use :func:`tournament.engines.start_engine`)."""
     return await Child.start(["bot", name, "--url", url, *extra], "connected",
                              stderr_log=stderr_log)

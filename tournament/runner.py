@@ -101,6 +101,7 @@ class TournamentRunner:
                  on_server: Callable[[str], None] | None = None,
                  notice: Callable[[str], None] | None = None,
                  bots: dict[str, BuiltinBot] | None = None) -> None:
+        """A runner of ``tournament_id`` stored in ``db``, not yet started."""
         if concurrency is not None and concurrency < 1:
             raise TournamentRunError("--concurrency must be at least 1")
         self.db = db
@@ -145,45 +146,17 @@ class TournamentRunner:
             url = self.server_url or await self._start_local(len(pending))
             if self.on_server is not None:
                 self.on_server(url)
-            # One token per game slot: its processes' instance label (None: any session).
-            slots: asyncio.Queue[str | None] = asyncio.Queue()
-            for instance in (self.pool.instances if self.pool is not None
-                             else [None] * (self.concurrency or available_cores())):
-                slots.put_nowait(instance)
+            slots = self._slots()
             # Games started and not yet stored: those playing plus at most
             # MAX_UNSTORED more that ended and wait for their record to be committed (a
             # slow database holds back new games instead of piling them up).
             unstored = asyncio.Semaphore(slots.qsize() + max(slots.qsize(), MAX_UNSTORED))
             async with AdminClient(url, self.admin_token, name="yard-tournament") as admin:
-
-                async def one(entry: ScheduledGame) -> None:
-                    async with unstored:
-                        instance = await slots.get()
-                        freed = False
-                        try:
-                            if self._decided():
-                                self._skipped += 1  # SPRT decided: no new game starts
-                                return
-                            started = await self._start(admin, entry, instance)
-                            if isinstance(started, Outcome):
-                                outcome = started  # a forfeit, already stored
-                            else:
-                                # The slot's next game starts as soon as this one ends;
-                                # its result counts once it is stored.
-                                await admin.over(started)
-                                slots.put_nowait(instance)
-                                freed = True
-                                outcome = _outcome(await admin.result(started))
-                        finally:
-                            if not freed:
-                                slots.put_nowait(instance)
-                    self._count(progress, entry, outcome)
-                    await self._store_sprt_live()
-
                 while pending:
                     async with asyncio.TaskGroup() as group:
                         for entry in pending:
-                            group.create_task(one(entry))
+                            group.create_task(self._play_one(admin, entry, slots, unstored,
+                                                             progress))
                     pending = self._sprt_reopened()
         except* AdminError as errors:
             raise TournamentRunError(f"server: {errors.exceptions[0]}") from None
@@ -192,6 +165,42 @@ class TournamentRunner:
             await self._release_lease(lease)
         self._record_sprt(progress)
         return progress
+
+    def _slots(self) -> asyncio.Queue[str | None]:
+        """One token per game slot: its processes' instance label (None: any session)."""
+        slots: asyncio.Queue[str | None] = asyncio.Queue()
+        for instance in (self.pool.instances if self.pool is not None
+                         else [None] * (self.concurrency or available_cores())):
+            slots.put_nowait(instance)
+        return slots
+
+    async def _play_one(self, admin: AdminClient, entry: ScheduledGame,
+                        slots: asyncio.Queue[str | None], unstored: asyncio.Semaphore,
+                        progress: Progress) -> None:
+        """Play ``entry`` in the next free slot (unless the SPRT is decided) and count it
+        once its record is stored."""
+        async with unstored:
+            instance = await slots.get()
+            freed = False
+            try:
+                if self._decided():
+                    self._skipped += 1  # SPRT decided: no new game starts
+                    return
+                started = await self._start(admin, entry, instance)
+                if isinstance(started, Outcome):
+                    outcome = started  # a forfeit, already stored
+                else:
+                    # The slot's next game starts as soon as this one ends; its result
+                    # counts once it is stored.
+                    await admin.over(started)
+                    slots.put_nowait(instance)
+                    freed = True
+                    outcome = _outcome(await admin.result(started))
+            finally:
+                if not freed:
+                    slots.put_nowait(instance)
+        self._count(progress, entry, outcome)
+        await self._store_sprt_live()
 
     async def _renew_lease(self) -> None:
         """Renew the runner lease taken by :meth:`run` every third of

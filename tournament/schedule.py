@@ -80,6 +80,7 @@ class Deals:
     secret: bytes | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        """Refuse both or neither of seed and secret, and a short secret."""
         if (self.seed is None) == (self.secret is None):
             raise ScheduleError("deals need either a public seed or a secret key")
         if self.secret is not None and len(self.secret) < 16:

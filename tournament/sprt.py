@@ -65,6 +65,7 @@ class SprtMonitor:
 
     def __init__(self, tournament_id: str, test: SprtSpec, player: str, opponent: str,
                  max_pairs: int) -> None:
+        """A test of ``player`` against ``opponent`` stopping after ``max_pairs``."""
         self.tournament_id = tournament_id
         self.test = test
         self.players = (player, opponent)

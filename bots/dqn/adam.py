@@ -28,6 +28,7 @@ class Adam:
 
     def __init__(self, params: Iterable[torch.nn.Parameter], lr: float,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> None:
+        """Optimise ``params`` with learning rate ``lr`` and Adam's ``betas`` and ``eps``."""
         self.params = list(params)
         self.param_groups: list[dict[str, Any]] = [
             {"params": self.params, "lr": lr, "betas": betas, "eps": eps, **_GROUP_DEFAULTS}]

@@ -97,6 +97,7 @@ class NStep:
     """
 
     def __init__(self, n: int, gamma: float) -> None:
+        """Accumulate ``n`` steps discounted by ``gamma``."""
         self.n = n
         self.gamma = gamma
         self.window: list[Transition] = []
@@ -125,12 +126,14 @@ class ReplayBuffer:
     """A fixed-size ring of transitions, sampled uniformly (seeded)."""
 
     def __init__(self, capacity: int, seed: int | None = None) -> None:
+        """An empty buffer of at most ``capacity`` transitions, sampled with ``seed``."""
         self.capacity = capacity
         self.items: list[Transition] = []
         self.pos = 0
         self.rng = random.Random(seed)
 
     def __len__(self) -> int:
+        """The number of transitions held."""
         return len(self.items)
 
     def push(self, item: Transition) -> None:
@@ -157,6 +160,7 @@ class DqnAgent:
 
     def __init__(self, meta: dict[str, Any], config: DqnConfig, device: str = "cpu",
                  seed: int | None = None) -> None:
+        """Build the networks and the optimiser that ``meta`` and ``config`` describe."""
         self.meta = meta
         self.config = config
         self.device = torch.device(device)

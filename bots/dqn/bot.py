@@ -138,7 +138,10 @@ class DqnBot(Bot):
 
     def __init__(self, seed: int | None = None, *, weights: str = "",
                  epsilon: float = 0.0, safe: bool = False) -> None:
-        """Args:
+        """Set the bot's options; the networks load at the first game.
+
+        Args:
+            seed: seeds ``self.rng`` (not an option: see :meth:`Bot.create`)
             weights: a weights file instead of the shipped one
             epsilon: probability of a random legal move (0: always greedy)
             safe: Mister X avoids moves a detective can reach next turn

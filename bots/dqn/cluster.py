@@ -33,6 +33,7 @@ class ActorTrainer(Trainer):
     learning from them (one per Ray actor)."""
 
     def __init__(self, spec: TrainSpec) -> None:
+        """A trainer for ``spec`` with no transitions collected yet."""
         super().__init__(spec)
         self.collected: list[Transition] = []
 
@@ -61,6 +62,7 @@ class GameActor:
     """The Ray actor: an :class:`ActorTrainer` on one CPU."""
 
     def __init__(self, spec: TrainSpec) -> None:
+        """A single-threaded trainer for ``spec``, moved to the CPU."""
         import torch
 
         torch.set_num_threads(1)
@@ -110,28 +112,43 @@ def train_on_cluster(trainer: Trainer, ray: Any, actors: int, refresh_steps: int
             (ref,), _ = ray.wait(list(running), num_returns=1)
             worker, _ = running.pop(ref)
             transitions, wins = ray.get(ref)
-            agent.set_learning_rate(spec.config.learning_rate(stats.games))
-            for item in transitions:
-                loss = agent.remember(item)
-                if loss is not None:
-                    stats.recent_loss.append(loss)
+            _learn(trainer, transitions)
             if agent.updates - refreshed_at >= refresh_steps:
                 params_ref = ray.put(export_params(agent.net))
                 refreshed_at = agent.updates
                 refreshes += 1
             submit(worker)
-            for won in wins:
-                stats.games += 1
-                stats.recent_wins.append(won)
-                stats.seconds = time.perf_counter() - started
-                last = stats.games == spec.games or not running
-                if spec.eval_every and (stats.games % spec.eval_every == 0 or last):
-                    trainer.evaluate_and_keep()
-                    if checkpoint is not None:
-                        trainer.save_checkpoint(checkpoint)
-                if on_game is not None:
-                    on_game(stats)
+            _count_games(trainer, wins, started, bool(running), on_game, checkpoint)
     finally:
         for worker in workers:
             ray.kill(worker)
     return stats, refreshes
+
+
+def _learn(trainer: Trainer, transitions: list[Transition]) -> None:
+    """Feed ``transitions`` to the agent at the learning rate of the games played so far."""
+    agent, stats = trainer.agent, trainer.stats
+    agent.set_learning_rate(trainer.spec.config.learning_rate(stats.games))
+    for item in transitions:
+        loss = agent.remember(item)
+        if loss is not None:
+            stats.recent_loss.append(loss)
+
+
+def _count_games(trainer: Trainer, wins: list[bool], started: float, more: bool,
+                 on_game: Callable[[TrainStats], None] | None,
+                 checkpoint: Path | None) -> None:
+    """Count the finished games (``wins``: whether the learner won each), evaluating and
+    keeping a checkpoint when due (``more``: games are still running)."""
+    spec, stats = trainer.spec, trainer.stats
+    for won in wins:
+        stats.games += 1
+        stats.recent_wins.append(won)
+        stats.seconds = time.perf_counter() - started
+        last = stats.games == spec.games or not more
+        if spec.eval_every and (stats.games % spec.eval_every == 0 or last):
+            trainer.evaluate_and_keep()
+            if checkpoint is not None:
+                trainer.save_checkpoint(checkpoint)
+        if on_game is not None:
+            on_game(stats)

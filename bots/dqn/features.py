@@ -110,6 +110,7 @@ class GridEncoder:
     versions = (1, 2)
 
     def __init__(self, rules: Ruleset, version: int = 2) -> None:
+        """Encode states of ``rules`` (a grid board) with encoder ``version``."""
         board = rules.board
         if not board.is_grid:
             raise ValueError(f"board {board.name} is not a grid")
@@ -255,6 +256,7 @@ class GraphEncoder:
     recent = 3
 
     def __init__(self, rules: Ruleset) -> None:
+        """Precompute the distances and degrees of the board of ``rules``."""
         board = rules.board
         self.rules = rules
         self.n = board.n_stations

@@ -50,6 +50,7 @@ class GridMlp(nn.Module):
     """MLP from the grid input vector to the 4 action values."""
 
     def __init__(self, state_dim: int, hidden: Sequence[int], n_actions: int = 4) -> None:
+        """Layers ``state_dim -> *hidden -> n_actions``."""
         super().__init__()
         self.body = _stack([state_dim, *hidden, n_actions])
         self.apply(_init)
@@ -65,6 +66,7 @@ class GridCnn(nn.Module):
 
     def __init__(self, planes: int, height: int, width: int, scalars: int,
                  hidden: Sequence[int], channels: int = 16, n_actions: int = 4) -> None:
+        """Layers for ``planes`` planes of ``height`` × ``width`` cells plus ``scalars``."""
         super().__init__()
         self.planes, self.height, self.width = planes, height, width
         self.conv = nn.Sequential(
@@ -92,6 +94,7 @@ class MoveScorer(nn.Module):
 
     def __init__(self, state_dim: int, cand_dim: int, n_stations: int,
                  hidden: Sequence[int]) -> None:
+        """Embed the state and each candidate move, then score them with ``hidden`` layers."""
         super().__init__()
         first = hidden[0]
         self.state_in = nn.Linear(state_dim, first)

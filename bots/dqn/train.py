@@ -143,6 +143,7 @@ class Trainer:
     """Owns the agent, the opponent bots and the episode loop of one training run."""
 
     def __init__(self, spec: TrainSpec) -> None:
+        """Build the agent, the opponents and the encoder that ``spec`` describes."""
         check_device(spec.device)
         torch.set_num_threads(1)
         self.spec = spec

@@ -80,7 +80,10 @@ class MctsBot(Bot):
                  lc: bool = False, lc_file: str = "",
                  profile: Literal["baseline", "tuned"] = "baseline",
                  workers: int = 1, max_nodes: int = 200_000) -> None:
-        """Args:
+        """Set the search's options (``profile`` may change the defaults).
+
+        Args:
+            seed: seeds ``self.rng`` (not an option: see :meth:`Bot.create`)
             time: seconds per move (when iterations is 0)
             iterations: fixed iterations per move (0: use time)
             c: UCT exploration constant
@@ -116,6 +119,7 @@ class MctsBot(Bot):
         self.last_iterations = 0
 
     def describe(self) -> str:
+        """Name plus profile and search constants, for logs and tables."""
         return (f"mcts(profile={self.profile.value}, c={self.c}, r={self.r}, "
                 f"epsilon={self.epsilon}, filter={self.filter}, lc={self.lc})")
 
@@ -123,13 +127,16 @@ class MctsBot(Bot):
 
     @property
     def timed(self) -> bool:
+        """True unless a fixed number of iterations is set."""
         return self.iterations <= 0
 
     @property
     def cores(self) -> int:
+        """The worker processes one move keeps busy."""
         return self.workers
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        """Search from ``view`` and play the root's most visited move."""
         if len(legal) == 1:
             return legal[0]  # forced: no search, so no effort to report
         search = self._search_for(view)
@@ -191,6 +198,7 @@ class MctsBot(Bot):
         return rows
 
     def game_over(self, outcome: object) -> None:
+        """Shut down the worker pool, if any."""
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None

@@ -229,25 +229,47 @@ def _detective_moves(tb: Tables, st: Any, seat: int, out: Any) -> int:
 
 
 @njit(cache=True, inline="always")
-def _can_move(tb: Tables, st: Any, seat: int) -> bool:
-    """True if ``seat`` has a legal move (for Mister X: a single one), as
-    ``_mrx_moves(doubles=False) > 0`` or ``_detective_moves > 0``, stopping at the first."""
-    here = st[ST_POS + seat]
-    if seat != 0 and tb.rp[RP_DET_TK] == 0:
-        for j in range(tb.free_deg[here]):  # noqa: SIM110 (numba: no generators)
-            if not _blocked(st, tb.free[here, j], seat):
-                return True
-        return False
-    counted = seat != 0 or tb.rp[RP_MRX_TK] == 1
+def _can_move_free(tb: Tables, st: Any, seat: int, here: int) -> bool:
+    """True if detective ``seat`` (tickets not counted) has an unblocked move from ``here``."""
+    for j in range(tb.free_deg[here]):  # noqa: SIM110 (numba: no generators)
+        if not _blocked(st, tb.free[here, j], seat):
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _can_move_by_ticket(tb: Tables, st: Any, seat: int, here: int, counted: bool) -> bool:
+    """True if ``seat`` has an unblocked taxi, bus or underground move from ``here`` (with a
+    ticket for it when tickets are ``counted``)."""
     for t in range(3):
         if not counted or st[tk_index(st, seat, t)] > 0:
             for j in range(tb.deg[t, here]):
                 if not _blocked(st, tb.adj[t, here, j], seat):
                     return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _can_move_secret(tb: Tables, st: Any, here: int) -> bool:
+    """True if Mister X has an unblocked secret (ferry) move from ``here``."""
+    for j in range(tb.sec_deg[here]):  # noqa: SIM110 (numba: no generators)
+        if not _blocked(st, tb.sec[here, j], 0):
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _can_move(tb: Tables, st: Any, seat: int) -> bool:
+    """True if ``seat`` has a legal move (for Mister X: a single one), as
+    ``_mrx_moves(doubles=False) > 0`` or ``_detective_moves > 0``, stopping at the first."""
+    here = st[ST_POS + seat]
+    if seat != 0 and tb.rp[RP_DET_TK] == 0:
+        return _can_move_free(tb, st, seat, here)
+    counted = seat != 0 or tb.rp[RP_MRX_TK] == 1
+    if _can_move_by_ticket(tb, st, seat, here, counted):
+        return True
     if seat == 0 and counted and st[tk_index(st, 0, SECRET)] > 0:
-        for j in range(tb.sec_deg[here]):
-            if not _blocked(st, tb.sec[here, j], 0):
-                return True
+        return _can_move_secret(tb, st, here)
     return False
 
 

@@ -103,18 +103,15 @@ def _category_counts(cats: Any) -> Any:
 
 
 @njit(cache=True, inline="always")
-def _sample(possible: Any, cats: Any, counts: Any, weights: Any, use_lc: bool) -> int:
-    """A determinization: uniform, or Location Categorization (a category among those
-    present in proportion to its weight, then a station uniformly within it)."""
-    m = possible.shape[0]
-    if not use_lc:
-        return int(possible[np.random.randint(m)])
+def _lc_category(counts: Any, weights: Any) -> int:
+    """A location category among those present, drawn in proportion to its weight (-1 when
+    the present ones have no weight)."""
     total = 0.0
     for c in range(N_CATEGORIES):
         if counts[c] > 0:
             total += weights[c]
     if total <= 0.0:
-        return int(possible[np.random.randint(m)])
+        return -1
     u = np.random.random() * total
     chosen = N_CATEGORIES - 1
     for c in range(N_CATEGORIES):
@@ -125,13 +122,28 @@ def _sample(possible: Any, cats: Any, counts: Any, weights: Any, use_lc: bool) -
                 break
     while counts[chosen] == 0:
         chosen -= 1
-    pick = np.random.randint(counts[chosen])
-    for i in range(m):
-        if cats[i] == chosen:
+    return chosen
+
+
+@njit(cache=True, inline="always")
+def _nth_of_category(possible: Any, cats: Any, category: int, pick: int) -> int:
+    """The ``pick``-th station (from 0, in order) of ``possible`` in ``category``."""
+    for i in range(possible.shape[0]):
+        if cats[i] == category:
             if pick == 0:
                 return int(possible[i])
             pick -= 1
     return int(possible[0])
+
+
+@njit(cache=True, inline="always")
+def _sample(possible: Any, cats: Any, counts: Any, weights: Any, use_lc: bool) -> int:
+    """A determinization: uniform, or Location Categorization (a category among those
+    present in proportion to its weight, then a station uniformly within it)."""
+    chosen = _lc_category(counts, weights) if use_lc else -1
+    if chosen < 0:
+        return int(possible[np.random.randint(possible.shape[0])])
+    return _nth_of_category(possible, cats, chosen, np.random.randint(counts[chosen]))
 
 
 @njit(cache=True, inline="always")

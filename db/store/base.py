@@ -20,6 +20,7 @@ class Connection:
     call."""
 
     def __init__(self, engine: Engine, url_text: str) -> None:
+        """Wrap ``engine`` (``url_text``: its URL, for messages)."""
         self._engine = engine
         self._writer = engine.execution_options(yard_write=True)
         self.url = url_text

@@ -64,9 +64,11 @@ class Database(Games, Tournaments, Schedule, Leases, Accounts, Pools):
         self._engine.dispose()
 
     def __enter__(self) -> Database:
+        """The database itself; closed on exit."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close the database."""
         self.close()
 
     def record_forfeit(self, tournament_id: str, entry: ScheduledGame, outcome: Outcome,

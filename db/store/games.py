@@ -46,6 +46,7 @@ class Games(Connection):
     """Storing and reading finished games."""
 
     def __init__(self, engine: Engine, url_text: str) -> None:
+        """Wrap ``engine`` with empty bot and insert-plan caches."""
         super().__init__(engine, url_text)
         #: Bot ids by (name, version) that committed games use (bot rows are never
         #: changed or deleted); cleared when a write fails.

@@ -124,6 +124,7 @@ class WithheldCache:
     deleted) or a runner marked a tournament finished. Thread-safe."""
 
     def __init__(self, engine: Engine) -> None:
+        """A cache over ``engine``, computed on first use."""
         self.engine = engine
         self._lock = threading.Lock()
         self._key: tuple[int, tuple[str, ...]] | None = None

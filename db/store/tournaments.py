@@ -46,6 +46,7 @@ class HasGamesError(TournamentError):
     """A tournament to delete has stored games and the caller did not say they go too."""
 
     def __init__(self, message: str, games: int, scheduled: int) -> None:
+        """Refuse with ``message``, carrying the tournament's game counts."""
         super().__init__(message)
         self.games = games
         self.scheduled = scheduled

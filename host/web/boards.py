@@ -77,6 +77,7 @@ class BoardCache:
     """
 
     def __init__(self, max_entries: int = 32) -> None:
+        """An empty cache of at most ``max_entries`` drawings."""
         self.max_entries = max_entries
         self._bodies: OrderedDict[str, bytes] = OrderedDict()
         self._lock = threading.Lock()

@@ -170,6 +170,7 @@ class WebApp:
 
     def __init__(self, db_url: str, live: LiveSource | None = None, *,
                  websockets: bool = True, lazy: bool = False) -> None:
+        """Pages from ``db_url`` (``live``: the games being played, if any)."""
         self.db_url = db_url
         self._store: Database | None = None
         self._engine: Engine | None = None

@@ -20,7 +20,8 @@ class LiveSource(Protocol):
     """The running server's matches (``server.core.Core`` has ``matches``)."""
 
     @property
-    def matches(self) -> dict[str, Any]: ...
+    def matches(self) -> dict[str, Any]:
+        """The spectators' snapshot of the matches running, by game id."""
 
 
 def live_list(source: LiveSource | None) -> list[dict[str, Any]]:

@@ -44,6 +44,7 @@ class RatingsCache:
 
     def __init__(self, store: Database, engine: Engine, max_entries: int = 64,
                  withheld: WithheldCache | None = None) -> None:
+        """An empty cache of at most ``max_entries`` rating tables."""
         self.store = store
         self.engine = engine
         self.withheld = withheld or WithheldCache(engine)

@@ -235,6 +235,23 @@ async def test_live_game_advances_and_hides_mister_x(driver: Any, tmp_path: Path
         await run(stop_recording, driver, recording)
 
 
+def _mrx_updates_hiding_stations(frames: list[dict[str, Any]], reveals: set[int]) -> int:
+    """Check that no frame sent to the page holds a hidden station; the number of Mister X's
+    updates among them."""
+    mrx_updates = 0
+    for frame in frames:
+        assert frame["type"] != "game_over"
+        view = frame.get("view")
+        if view is not None:
+            assert "mrx" not in view and view["seat"] is None
+            for slot, entry in enumerate(view["log"], start=1):
+                assert (entry["station"] is None) == (slot not in reveals)
+        if frame["type"] == "update" and frame["seat"] == "mrx":
+            mrx_updates += 1
+            assert (":" in frame["move"]) == (mrx_updates in reveals)
+    return mrx_updates
+
+
 async def _watch_live_game(driver: Any, url: str) -> None:
     async with running_server(url) as (served, _app, base):
         ws_url = base.replace("http://", "ws://").rstrip("/")
@@ -291,18 +308,7 @@ async def _watch_live_game(driver: Any, url: str) -> None:
                             "move": dturn["legal"][-1]}))
                 frames = await run(_frames_received, driver)
                 assert [f for f in frames if f["type"] == "update"]
-                mrx_updates = 0
-                for frame in frames:  # nothing sent to the page holds a hidden station
-                    assert frame["type"] != "game_over"
-                    view = frame.get("view")
-                    if view is not None:
-                        assert "mrx" not in view and view["seat"] is None
-                        for slot, entry in enumerate(view["log"], start=1):
-                            assert (entry["station"] is None) == (slot not in reveals)
-                    if frame["type"] == "update" and frame["seat"] == "mrx":
-                        mrx_updates += 1
-                        assert (":" in frame["move"]) == (mrx_updates in reveals)
-                assert mrx_updates == 8
+                assert _mrx_updates_hiding_stations(frames, reveals) == 8
                 # Play to the end: the page switches to the stored game's full truth.
                 await _finish_turns(game, mrx_bot, det_bot)
                 await admin.result(game)

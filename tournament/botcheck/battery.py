@@ -63,6 +63,7 @@ class Battery:
     def __init__(self, engine: Engine, claims: Claims, *, seed: int = 1,
                  move_time: float = 5.0, deadline: float = 1.0, grace: float = 3.0,
                  log: Path | None = None) -> None:
+        """The checks of ``engine`` against ``claims``, not yet run."""
         self.engine = engine
         self.claims = claims
         self.seed = seed

@@ -121,6 +121,7 @@ class Proxy:
     through the :class:`Observer`. ``changed`` is set after every frame."""
 
     def __init__(self, upstream: str, observer: Observer) -> None:
+        """A proxy to ``upstream`` reporting frames to ``observer``, not yet started."""
         self.upstream = upstream
         self.observer = observer
         self.url = ""

@@ -18,10 +18,12 @@ class ReferenceBot(Bot):
     name = REFERENCE
 
     def __init__(self, seed: int | None = None) -> None:
+        """A reference bot whose Mister X has made no move yet."""
         super().__init__(seed)
         self.mrx_turns = 0
 
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
+        """A double move first, then a secret one, else a random move."""
         if view.seat == MRX:
             self.mrx_turns += 1
             if self.mrx_turns == 1:

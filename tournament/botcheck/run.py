@@ -39,6 +39,7 @@ class BotCheckRun:
 
     @property
     def passed(self) -> bool:
+        """True when no check failed."""
         return all(c.status != "fail" for c in self.checks)
 
     def to_dict(self) -> dict[str, Any]:

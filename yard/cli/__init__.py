@@ -49,9 +49,11 @@ class LazyGroup(click.Group):
     lazy_commands: dict[str, str] = COMMANDS
 
     def list_commands(self, ctx: click.Context) -> list[str]:
+        """The command names, without importing their modules."""
         return sorted(self.lazy_commands)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, imported now."""
         return self._load(cmd_name)
 
     def _load(self, name: str) -> click.Command | None:

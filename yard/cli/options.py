@@ -31,6 +31,7 @@ class ParsedParam(click.ParamType, Generic[T]):  # type: ignore[type-arg]
 
     def __init__(self, name: str, parse: Callable[[str], T],
                  parsed: type | tuple[type, ...] | Callable[[], type]) -> None:
+        """A type named ``name`` that ``parse`` converts; ``parsed`` is what it yields."""
         self.name = name
         self.parse = parse
         self._parsed = parsed
@@ -45,6 +46,7 @@ class ParsedParam(click.ParamType, Generic[T]):  # type: ignore[type-arg]
 
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> T:
+        """``value`` parsed, or as it is when already parsed."""
         if isinstance(value, self.parsed):
             return cast(T, value)
         try:
@@ -116,6 +118,7 @@ class EngineCommand(click.Command):
     ``--engine name=x cmd="python b.py"`` works without quoting the whole definition."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Join ``--engine`` values split across arguments, then parse."""
         return super().parse_args(ctx, _join_engine_args(args))
 
 

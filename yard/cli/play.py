@@ -1,5 +1,7 @@
 """``yard play``: play games in-process between bots and summarise the results.
 
+Examples::
+
     yard play --rules classic --mrx run --detectives rush --games 200 --seed 1
     yard play --rules grid5 --mrx greedy --detectives rush,random --json
     yard play --mrx mcts --detectives rush --option mcts:iterations=200

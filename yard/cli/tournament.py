@@ -385,6 +385,13 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
                       f"with: yard tournament resume {tournament_id} --db {db_url}",
                       highlight=False, soft_wrap=True)
         sys.exit(130)
+    _show_results(db, db_url, tournament_id, progress, console, own_server=server_url is None,
+                  as_json=as_json)
+
+
+def _show_results(db: Database, db_url: str, tournament_id: str, progress: RunProgress,
+                  console: Console, *, own_server: bool, as_json: bool) -> None:
+    """The report of a run that ended (JSON, or tables and what to do next)."""
     report = tournament_report(db, tournament_id)
     if as_json:
         payload = report.to_dict()
@@ -393,7 +400,7 @@ def _play(db: Database, db_url: str, tournament_id: str, server_url: str | None,
         click.echo(json.dumps(payload, indent=2))
         return
     report.render()
-    if server_url is None:
+    if own_server:
         # The run's own server (and its web pages) stopped with it.
         console.print(f"browse it: yard web --db {db_url} (page #/tournaments/{tournament_id})",
                       highlight=False, soft_wrap=True)

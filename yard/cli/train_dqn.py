@@ -1,8 +1,8 @@
-"""``yard train dqn``: train a DQN model for one role of one ruleset.
+r"""``yard train dqn``: train a DQN model for one role of one ruleset.
 
 Example (about a minute on one core)::
 
-    yard train dqn --rules grid5 --role detective --opponents random --games 3000 \\
+    yard train dqn --rules grid5 --role detective --opponents random --games 3000 \
         --seed 1 --out grid5-detective.npz
 
 Every learning hyperparameter of :class:`~bots.dqn.agent.DqnConfig` and every reward of

@@ -37,6 +37,7 @@ class ProgressLine:
     def __init__(self, name: str, total: int, *, live: bool, interval: float = 60.0,
                  write: Callable[[str], None],
                  clock: Callable[[], float] = time.monotonic) -> None:
+        """A progress line for ``total`` games of ``name``."""
         self.name = name
         self.total = total
         self.live = live
@@ -49,6 +50,7 @@ class ProgressLine:
         self._lines = 0
 
     def __call__(self, result: ChunkResult) -> None:
+        """Count ``result``'s games and report when due."""
         self._done += result.games
         finished = self._done >= self.total
         if self.live:

@@ -40,6 +40,35 @@ def published_gain_text(entry: dict[str, Any]) -> str:
 def header(report: dict[str, Any]) -> list[str]:
     """Title, kind of run, budget, date and machine."""
     merged = report.get("merged_from")
+    kind = _run_kind(report)
+    lines = [f"{report['title']} ({report['experiment']})",
+             f"source: {report['source']}",
+             f"{kind}; {'budget' if report['quick'] else 'full set-up'}: {report['budget']}; "
+             f"seed {report['seed']}",
+             f"{report['date']} on {report['machine']}, {report['workers']} worker(s)"
+             if not merged else
+             f"merged {report['date']} from {len(merged)} runs: " + "; ".join(
+                 f"{m['report']} (seed {m['seed']}, {m['date']}, {m['machine']})"
+                 for m in merged)]
+    runs = report.get("training_runs") or {}
+    if runs:
+        first = next(iter(runs.values()))
+        size = ("QUICK training" if report["quick"] and report.get("train_games") is None
+                else "training")
+        changed = [f"--{key.replace('_', '-')}" for key in ("train_games", "eval_games")
+                   if report.get(key) is not None]
+        if changed:
+            size += f" ({', '.join(changed)})"
+        cpu = sum(r["cpu_seconds"] for r in runs.values())
+        lines.append(f"{size}: {len(runs)} DQN Mister X variant(s), {first['games']} training "
+                     f"games each against {', '.join(first['opponents'])} detectives, "
+                     f"evaluated every {first['eval_every']} games on {first['eval_games']} "
+                     f"games; {cpu:.0f} CPU-s of training")
+    return lines
+
+
+def _run_kind(report: dict[str, Any]) -> str:
+    """Whether the run is quick, reduced or full, and which options made it so."""
     iterations = report.get("iterations")
     budgets = ("full budgets" if iterations is None else
                f"every MCTS bot at {iterations} iterations per move (--iterations)")
@@ -65,30 +94,7 @@ def header(report: dict[str, Any]) -> list[str]:
         kind = f"full run: {report['games']} games per cell (--games), full budgets"
     else:
         kind = "full run"
-    lines = [f"{report['title']} ({report['experiment']})",
-             f"source: {report['source']}",
-             f"{kind}; {'budget' if report['quick'] else 'full set-up'}: {report['budget']}; "
-             f"seed {report['seed']}",
-             f"{report['date']} on {report['machine']}, {report['workers']} worker(s)"
-             if not merged else
-             f"merged {report['date']} from {len(merged)} runs: " + "; ".join(
-                 f"{m['report']} (seed {m['seed']}, {m['date']}, {m['machine']})"
-                 for m in merged)]
-    runs = report.get("training_runs") or {}
-    if runs:
-        first = next(iter(runs.values()))
-        size = ("QUICK training" if report["quick"] and report.get("train_games") is None
-                else "training")
-        changed = [f"--{key.replace('_', '-')}" for key in ("train_games", "eval_games")
-                   if report.get(key) is not None]
-        if changed:
-            size += f" ({', '.join(changed)})"
-        cpu = sum(r["cpu_seconds"] for r in runs.values())
-        lines.append(f"{size}: {len(runs)} DQN Mister X variant(s), {first['games']} training "
-                     f"games each against {', '.join(first['opponents'])} detectives, "
-                     f"evaluated every {first['eval_every']} games on {first['eval_games']} "
-                     f"games; {cpu:.0f} CPU-s of training")
-    return lines
+    return kind
 
 
 def run_name(experiment: str, quick: bool) -> str:

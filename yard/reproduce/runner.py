@@ -148,51 +148,80 @@ def _play(cells: tuple[Cell, ...], tasks: dict[str, TrainTask], quick: bool,
           ) -> tuple[list[Cell], list[ChunkResult], dict[str, dict[str, Any]]]:
     """Train the variants, then play every cell's chunks (a trained cell as soon as its
     variant is ready); returns the cells as played, the chunk results and the runs."""
-    played = {cell.key: cell for cell in cells}
-    runs: dict[str, dict[str, Any]] = {}
-    results: list[ChunkResult] = []
+    player = _Player(cells, quick, games, seed, progress)
+    if workers == 1:
+        player.serial(tasks)
+    else:
+        player.parallel(tasks, workers)
+    return (list(player.played.values()), player.results,
+            {name: player.runs[name] for name in tasks})
 
-    def trained(cell: Cell, run: dict[str, Any]) -> Cell:
+
+class _Player:
+    """Plays the cells for :func:`_play`; keeps the cells as played (a trained cell with its
+    variant's weights), the chunk results and the training runs."""
+
+    def __init__(self, cells: tuple[Cell, ...], quick: bool, games: int | None, seed: int,
+                 progress: ProgressFn | None) -> None:
+        """Nothing trained or played yet."""
+        self.cells, self.quick, self.games, self.seed = cells, quick, games, seed
+        self.progress = progress
+        self.played = {cell.key: cell for cell in cells}
+        self.runs: dict[str, dict[str, Any]] = {}
+        self.results: list[ChunkResult] = []
+
+    def serial(self, tasks: dict[str, TrainTask]) -> None:
+        """Train every variant, then play every cell, in this process."""
+        for name, task in tasks.items():
+            self.runs[name] = train_variant(task)
+        for key, cell in self.played.items():
+            if cell.training is not None:
+                self.played[key] = cell = self._trained(cell, self.runs[cell.training.variant])
+            for chunk in self._chunks(cell):
+                self._done(play_chunk(chunk))
+
+    def parallel(self, tasks: dict[str, TrainTask], workers: int) -> None:
+        """Train and play on ``workers`` processes."""
+        with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
+            # Training first (the longest tasks), then the chunks of the untrained cells; a
+            # pending future maps to its variant name (training) or None (a chunk).
+            pending: dict[Future[Any], str | None] = {
+                pool.submit(train_variant, task): name for name, task in tasks.items()}
+            pending |= {pool.submit(play_chunk, chunk): None for cell in self.cells
+                        if cell.training is None for chunk in self._chunks(cell)}
+            while pending:
+                finished, _ = wait(pending, return_when="FIRST_COMPLETED")
+                for future in finished:
+                    variant = pending.pop(future)
+                    if variant is None:
+                        self._done(future.result())
+                        continue
+                    self.runs[variant] = future.result()
+                    for cell in self._ready(variant):
+                        pending |= {pool.submit(play_chunk, c): None for c in self._chunks(cell)}
+
+    def _ready(self, variant: str) -> list[Cell]:
+        """The cells that waited for ``variant``'s training, now with its weights."""
+        ready = []
+        for key, cell in self.played.items():
+            if cell.training is not None and cell.training.variant == variant:
+                self.played[key] = trained = self._trained(cell, self.runs[variant])
+                ready.append(trained)
+        return ready
+
+    @staticmethod
+    def _trained(cell: Cell, run: dict[str, Any]) -> Cell:
         spec = f"dqn:weights={run['weights']}"
         return replace(cell, mrx=spec, quick_mrx=spec)
 
-    def chunks(cell: Cell) -> list[Chunk]:
-        return chunks_for(cell, quick, cell_games(cell, quick, games), seed, CHUNK_GAMES)
+    def _chunks(self, cell: Cell) -> list[Chunk]:
+        return chunks_for(cell, self.quick, cell_games(cell, self.quick, self.games),
+                          self.seed, CHUNK_GAMES)
 
-    def done(result: ChunkResult) -> None:
-        results.append(result)
-        if progress is not None:
-            progress(result)
-
-    if workers == 1:
-        for name, task in tasks.items():
-            runs[name] = train_variant(task)
-        for key, cell in played.items():
-            if cell.training is not None:
-                played[key] = cell = trained(cell, runs[cell.training.variant])
-            for chunk in chunks(cell):
-                done(play_chunk(chunk))
-        return list(played.values()), results, runs
-    with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
-        # Training first (the longest tasks), then the chunks of the untrained cells; a
-        # pending future maps to its variant name (training) or None (a chunk).
-        pending: dict[Future[Any], str | None] = {
-            pool.submit(train_variant, task): name for name, task in tasks.items()}
-        pending |= {pool.submit(play_chunk, chunk): None for cell in cells
-                    if cell.training is None for chunk in chunks(cell)}
-        while pending:
-            finished, _ = wait(pending, return_when="FIRST_COMPLETED")
-            for future in finished:
-                variant = pending.pop(future)
-                if variant is None:
-                    done(future.result())
-                    continue
-                runs[variant] = future.result()
-                for key, cell in played.items():
-                    if cell.training is not None and cell.training.variant == variant:
-                        played[key] = cell = trained(cell, runs[variant])
-                        pending |= {pool.submit(play_chunk, c): None for c in chunks(cell)}
-    return list(played.values()), results, {name: runs[name] for name in tasks}
+    def _done(self, result: ChunkResult) -> None:
+        self.results.append(result)
+        if self.progress is not None:
+            self.progress(result)
 
 
 def training_records(names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
