@@ -32,6 +32,7 @@ from protocol.messages import (
     Play,
     Policy,
     Pong,
+    Queued,
     Resign,
     Role,
     Side,
@@ -49,7 +50,7 @@ __all__ = [
     "BotErrorMsg", "BotErrorReason", "BotInfo", "Bots", "Clock",
     "Effort", "Error", "ErrorCode", "GameOver", "GameStart", "Hello", "ListBots", "MatchOver",
     "MatchResult", "MatchStarted", "Message", "MoveMsg", "MoveOk", "OnTimeout", "Ping",
-    "Play", "Policy", "Pong", "ProtocolError", "Resign", "Role", "Side", "StartMatch",
+    "Play", "Policy", "Pong", "ProtocolError", "Queued", "Resign", "Role", "Side", "StartMatch",
     "TimeControl", "Update", "Watch", "Watching", "Welcome", "YourTurn", "decode", "encode",
     "encode_bytes", "from_json", "to_json",
 ]

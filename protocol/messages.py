@@ -418,6 +418,19 @@ class MatchStarted(Message):
 
 
 @dataclass(frozen=True)
+class Queued(Message):
+    """Reply to ``play`` when bot ``opponent`` has no free game slot now: the person waits
+    for one at ``place`` in that bot's queue (1: next), for about ``wait_s`` seconds. Sent
+    again whenever the place changes; ``match_started`` follows when the game starts."""
+
+    TYPE: ClassVar[str] = "queued"
+    rules: str
+    opponent: str
+    place: int
+    wait_s: float
+
+
+@dataclass(frozen=True)
 class MatchOutcome(Message):
     """How a game ended, as its admin hears it: the base of ``match_result`` and
     ``match_over`` (one wire form, two moments). Not a message itself: no ``type``."""
@@ -452,6 +465,6 @@ MESSAGE_TYPES: dict[str, type[Message]] = {
         Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Resign, Ping, Pong,
         Welcome,
         GameStart, YourTurn, MoveOk, Error, Update, GameOver, Watching, BoardMsg, Bots,
-        MatchStarted, MatchResult, MatchOver)
+        MatchStarted, Queued, MatchResult, MatchOver)
 }
 """Every message class by its wire ``type``."""

@@ -225,7 +225,10 @@ class MatchServer:
             loop.default_exception_handler(context)
 
     async def _handle(self, ws: ServerConnection) -> None:
-        conn = self.core.connect(time.monotonic(), getattr(ws, "yard_foreign_origin", None))
+        address = getattr(ws, "yard_address", None)
+        conn = self.core.connect(time.monotonic(), getattr(ws, "yard_foreign_origin", None),
+                                 None if address in (None, "?") or is_loopback(address)
+                                 else address)
         outbox = Outbox(self.core.config.max_send_bytes, ws)
         self._outboxes.by_conn[conn] = outbox
         self._sockets[conn] = ws
@@ -275,7 +278,10 @@ class MatchServer:
         # not when the socket is finally closed: nothing addressed to it from here on
         # is in the games' rebuilt messages. What was waiting in its buffer (dropped
         # unwritten) still is.
-        self.core.disconnect(conn, time.monotonic())
+        # What its leaving sets off (a waiting person's game started) is sent after this
+        # send, not inside it.
+        asyncio.get_running_loop().call_soon(
+            self._apply, self.core.disconnect(conn, time.monotonic()))
         ws = self._sockets.get(conn)
         if ws is not None:
             task = asyncio.create_task(drop(ws, outbox.limit))

@@ -123,14 +123,16 @@ class Core:
 
     # ------------------------------------------------------------------ connections
 
-    def connect(self, now: float, foreign_origin: str | None = None) -> int:
+    def connect(self, now: float, foreign_origin: str | None = None,
+                address: str | None = None) -> int:
         """Register a new connection; returns its id. ``foreign_origin``: the connection
         comes from a web page whose origin the shell does not allow (named in the error
-        that refuses its ``hello``)."""
+        that refuses its ``hello``); ``address``: its remote address, where people's
+        games are bounded per address (``None``: not bounded)."""
         self._next_conn += 1
         conn = Connection(self._next_conn,
                           TokenBucket(self.config.rate_per_s, self.config.burst, now),
-                          foreign_origin=foreign_origin)
+                          foreign_origin=foreign_origin, address=address)
         self.conns[conn.id] = conn
         return conn.id
 
@@ -144,14 +146,15 @@ class Core:
         session = conn.session
         session.conn = None
         self.ladder_games.left(session, now)
+        out = self.ladder_games.step(now) if self.ladder_games.due else []
         if not session.games:
             self.sessions.pop(session.id, None)
-            return []
+            return out
         for game in session.games:
             match = self.matches[game]
             match.detach(session.id, now)
             self._note_deadline(match)
-        return []
+        return out
 
     def receive(self, conn_id: int, text: str | bytes, now: float) -> list[Output]:
         """Handle one frame from ``conn_id``."""

@@ -27,6 +27,7 @@ from protocol import (
     Play,
     Policy,
     ProtocolError,
+    Queued,
     Role,
     Side,
     YourTurn,
@@ -44,9 +45,14 @@ from server.ladder import (
 )
 from server.match import Match, MatchSpec, Outputs, Player
 from server.outputs import Output, Send, refuse_hello
+from server.play_queue import Durations, PlayQueue, Waiting, expected_wait
 from server.session import HUMAN_PREFIX, SERVER_VERSION, Connection, Session, live_bots
 
 log = logging.getLogger(__name__)
+
+LADDER_KIND, PLAY_KIND = "ladder", "play"
+"""What a running game counts as for expected waits (:class:`server.play_queue.Durations`:
+a bot's own games, or people's games)."""
 
 CHECKER_SESSION = "s-yard-check"
 CHECKER_NAME = "yard-check"
@@ -98,6 +104,16 @@ class LadderGames:
         self._checks: dict[str, tuple[str, int, str]] = {}
         self._check_queue: list[tuple[str, int, str]] = []
         self._check_rng = random.Random(secrets.randbits(64))
+        #: People waiting for a busy bot (served before the ladder refills its slots),
+        #: and the place each was last told.
+        self.queue = PlayQueue()
+        self._told: dict[str, int] = {}
+        #: How long games last (per bot name; ``"play"``: people's), for expected waits;
+        #: the ladder's and people's games running: game id -> (start, what it counts as).
+        self.durations = Durations()
+        self._running: dict[str, tuple[float, str]] = {}
+        #: The address each running people's game was asked for from (one at a time).
+        self._play_address: dict[str, str] = {}
 
     # ------------------------------------------------------------------ sessions
 
@@ -151,8 +167,11 @@ class LadderGames:
     def left(self, session: Session, now: float) -> None:
         """``session`` lost its connection: the ladder forgets what waited for its bot, if
         no other session of that bot is live."""
+        if self.queue.drop(session.id) is not None:
+            self.due = True  # the places behind it move up
         if self.ladder is not None and session.ladder and not self._sessions(session.name):
             self.ladder.left(session.name, self.wall(now) if self.wall else None)
+            self.due = self.due or bool(self.queue.for_bot(session.name))
 
     def _sessions(self, name: str | None = None) -> list[Session]:
         """Live ladder bot sessions (of bot ``name`` when given)."""
@@ -172,20 +191,24 @@ class LadderGames:
         self.due = False
         if self.ladder is None or self.core.closing:
             return []
-        out: list[Output] = []
+        out = self._serve_queue(now)  # people first
         for check in list(self._check_queue):
             spec = self._check_spec(*check)
             if spec is not None:
                 self._check_queue.remove(check)
                 self._checks[spec.game_id] = check
+                self._running[spec.game_id] = (now, LADDER_KIND)
                 out += self.core.start(spec, now)
         free: dict[str, int] = {}
         for session in self._sessions():
             free[session.name] = free.get(session.name, 0) + max(
                 0, session.max_games - len(session.games))
+        for waiting in self.queue.waiting():
+            free[waiting.opponent] = 0  # its next free slot is a person's
         for game in self.ladder.propose(free, now):
             spec = self._ladder_spec(game)
             if spec is not None:
+                self._running[spec.game_id] = (now, LADDER_KIND)
                 out += self.core.start(spec, now)
         return out
 
@@ -217,9 +240,11 @@ class LadderGames:
         outcome = record.outcome
         at_fault = None if outcome.seat is None else spec.players[outcome.seat].name
         mrx, detective = spec.players[0].name, spec.players[1].name
+        self._ended(match.game_id, record)
         if rules is None:
             rules = play_rules(spec.tournament_id)
             if rules is not None:
+                self.due = True  # a slot of its bot is free: the next person's
                 self.ladder.played(Result(rules, mrx, detective, outcome.winner,
                                           outcome.termination, at_fault))
             return []
@@ -277,6 +302,7 @@ class LadderGames:
         whether the bot passed."""
         assert self.ladder is not None
         name, leg, rules = self._checks.pop(match.game_id)
+        self._ended(match.game_id, record)
         outcome = record.outcome
         self.due = True
         if outcome.termination is Termination.ABORTED:
@@ -302,7 +328,9 @@ class LadderGames:
 
     def play(self, conn: Connection, session: Session, msg: Play, now: float
              ) -> list[Output]:
-        """A person asks for a game against a ladder bot."""
+        """A person asks for a game against a ladder bot: started at once if the bot has a
+        free slot and nobody waits for it, else queued (``queued``: the place and the
+        expected wait) and started by :meth:`step` when a slot is free."""
         if session.role is not Role.HUMAN:
             raise ProtocolError(ErrorCode.FORBIDDEN, "play is for people (hello role human)")
         if self.core.closing:
@@ -314,34 +342,112 @@ class LadderGames:
         if session.games:
             raise ProtocolError(ErrorCode.BAD_MATCH,
                                 "finish (or resign) your game before asking for another")
-        bot = self._opponent(msg, now)
-        rules = load_ruleset(msg.rules)
+        if self.queue.get(session.id) is not None:
+            raise ProtocolError(ErrorCode.BAD_MATCH, "you are waiting for a game already")
+        address = conn.address
+        if address is not None and (address in self._play_address.values()
+                                    or self.queue.holds_address(address)):
+            raise ProtocolError(ErrorCode.BAD_MATCH,
+                                "a person at your address plays (or waits for) a game "
+                                "already: one at a time per address")
+        self._opponent_problem(msg.opponent, msg.rules, now)
+        waiting = Waiting(session.id, msg.rules, msg.side.value, msg.opponent, address, now)
+        bot = None if self.queue.for_bot(msg.opponent) else self._free_bot(waiting)
+        if bot is None:
+            self.queue.add(waiting)
+            return self._tell_place(waiting, now)
+        return self._start_play(waiting, session, bot, now)
+
+    def _opponent_problem(self, name: str, rules: str, now: float) -> None:
+        """Raise why bot ``name`` cannot play a person on ``rules`` at all now (paused,
+        or not on that ladder)."""
+        paused = None if self.ladder is None else self.ladder.paused(name, now)
+        if paused is not None:
+            raise ProtocolError(ErrorCode.BOT_BUSY, f"bot {name!r:.40} is {paused}")
+        if not any(rules in s.ladder for s in self._sessions(name)):
+            raise ProtocolError(ErrorCode.BOT_NOT_CONNECTED,
+                                f"no bot {name!r:.40} on this server's {rules} ladder now")
+
+    def _free_bot(self, waiting: Waiting) -> Session | None:
+        """The least busy live session of the bot ``waiting`` asks for with a free slot on
+        its ruleset's ladder, or ``None``."""
+        free = [s for s in self._sessions(waiting.opponent)
+                if waiting.rules in s.ladder and len(s.games) < s.max_games]
+        return min(free, key=lambda s: (len(s.games), s.id)) if free else None
+
+    def _start_play(self, waiting: Waiting, session: Session, bot: Session, now: float
+                    ) -> list[Output]:
+        """Start the game ``waiting`` asks for, against ``bot``."""
+        assert session.conn is not None
+        rules = load_ruleset(waiting.rules)
         me = Player(session.id, session.name, session.version)
         them = Player(bot.id, bot.name, bot.version, bot.instance)
-        players = ([me, *[them] * rules.detectives] if msg.side is Side.MRX
+        players = ([me, *[them] * rules.detectives] if waiting.side == Side.MRX.value
                    else [them, *[me] * rules.detectives])
         spec = MatchSpec(self.new_id("g"), rules, players, secrets.randbelow(2**31),
                          self.config.play_time_control, Policy(), self.config.grace_s,
-                         "play", play_id(msg.rules), None, False, secrets.randbelow(2**31))
-        return self.core.start(spec, now, Send(conn.id, MatchStarted(spec.game_id, "play")))
+                         "play", play_id(waiting.rules), None, False,
+                         secrets.randbelow(2**31))
+        self._running[spec.game_id] = (now, PLAY_KIND)
+        if waiting.address is not None:
+            self._play_address[spec.game_id] = waiting.address
+        self._told.pop(session.id, None)
+        return self.core.start(spec, now, Send(session.conn, MatchStarted(spec.game_id,
+                                                                          "play")))
 
-    def _opponent(self, msg: Play, now: float) -> Session:
-        """The least busy live session of the bot ``play`` asks for, with a free slot on
-        its ruleset's ladder."""
-        bots = [s for s in self._sessions(msg.opponent) if msg.rules in s.ladder]
-        paused = None if self.ladder is None else self.ladder.paused(msg.opponent, now)
-        if paused is not None:
-            raise ProtocolError(ErrorCode.BOT_BUSY, f"bot {msg.opponent!r:.40} is {paused}")
-        if not bots:
-            raise ProtocolError(ErrorCode.BOT_NOT_CONNECTED,
-                                f"no bot {msg.opponent!r:.40} on this server's "
-                                f"{msg.rules} ladder now")
-        free = [s for s in bots if len(s.games) < s.max_games]
-        if not free:
-            raise ProtocolError(ErrorCode.BOT_BUSY,
-                                f"bot {msg.opponent!r:.40} is playing as many games as it "
-                                "takes; try again in a moment or pick another")
-        return min(free, key=lambda s: (len(s.games), s.id))
+    def _serve_queue(self, now: float) -> list[Output]:
+        """Start the waiting people's games whose bots have a free slot (first come first
+        served per bot); tell the others their new places. A request whose bot was paused
+        or left is dropped with the error a new ``play`` would get."""
+        out: list[Output] = []
+        for waiting in self.queue.waiting():
+            session = self.sessions.get(waiting.session)
+            if session is None or session.conn is None:
+                self.queue.drop(waiting.session)
+                continue
+            try:
+                self._opponent_problem(waiting.opponent, waiting.rules, now)
+            except ProtocolError as exc:
+                self.queue.drop(waiting.session)
+                self._told.pop(waiting.session, None)
+                out.append(Send(session.conn, Error(exc.code, str(exc), Play.TYPE)))
+                continue
+            if self.queue.place(waiting.session) == 1 and \
+                    (bot := self._free_bot(waiting)) is not None:
+                self.queue.drop(waiting.session)
+                out += self._start_play(waiting, session, bot, now)
+        for waiting in self.queue.waiting():
+            if self._told.get(waiting.session) != self.queue.place(waiting.session):
+                out += self._tell_place(waiting, now)
+        return out
+
+    def _tell_place(self, waiting: Waiting, now: float) -> list[Output]:
+        """``queued`` for ``waiting``: its place and expected wait."""
+        session = self.sessions.get(waiting.session)
+        if session is None or session.conn is None:
+            return []
+        place = self._told[waiting.session] = self.queue.place(waiting.session)
+        remaining: list[float] = []
+        for bot in self._sessions(waiting.opponent):
+            for game in bot.games:
+                started, kind = self._running.get(game, (now, LADDER_KIND))
+                mean = self.durations.mean(PLAY_KIND if kind == PLAY_KIND else bot.name)
+                remaining.append(mean - (now - started))
+        # The slots it waits for go to the people ahead of it first: people's games.
+        wait = expected_wait(place, remaining, self.durations.mean(PLAY_KIND))
+        return [Send(session.conn, Queued(waiting.rules, waiting.opponent, place,
+                                          round(wait, 1)))]
+
+    def _ended(self, game_id: str, record: GameRecord) -> None:
+        """Game ``game_id`` (a ladder, check or people's game) ended: its length counts
+        towards the expected waits."""
+        self._play_address.pop(game_id, None)
+        running = self._running.pop(game_id, None)
+        if running is None:
+            return
+        seconds = (record.finished_at - record.started_at).total_seconds()
+        names = {seat.bot_name for seat in record.seats}
+        self.durations.note([PLAY_KIND] if running[1] == PLAY_KIND else names, seconds)
 
     # ------------------------------------------------------------------ standings
 

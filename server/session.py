@@ -41,7 +41,9 @@ class Session:
 class Connection:
     """One websocket connection. ``foreign_origin``: the ``Origin`` of the web page that
     opened it, when the shell does not allow that origin (its ``hello`` is refused);
-    ``pending``: its ``hello`` while the shell checks the account token."""
+    ``pending``: its ``hello`` while the shell checks the account token; ``address``: the
+    remote address people's games are bounded by (one at a time; ``None``: not bounded,
+    e.g. loopback, where a reverse proxy's clients all come from)."""
 
     id: int
     bucket: TokenBucket
@@ -51,6 +53,7 @@ class Connection:
     watching: set[str] = field(default_factory=set)
     foreign_origin: str | None = None
     pending: Hello | None = None
+    address: str | None = None
     #: Digests of the boards this connection was sent (``board``, once each).
     boards: set[str] = field(default_factory=set)
 

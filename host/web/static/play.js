@@ -14,7 +14,7 @@ const SIDES = [["mrx", "Mister X"], ["detectives", "the detectives"]];
 
 /** What an error code means for the person, before the server's own message. */
 const ERROR_WORDS = {
-  bot_busy: "That bot is playing as many games as it takes right now: try again in a moment or pick another opponent.",
+  bot_busy: "That bot is paused from the ladder: pick another opponent.",
   bot_not_connected: "That bot is not connected to this ladder any more: pick another opponent.",
   bad_match: "The server cannot start this game.",
   forbidden: "The server refused.",
@@ -229,6 +229,7 @@ export async function showPlay(main, params) {
     const game = { id: null, rules: null, seats: [], view: null, turn: null, moves: [],
       path: [], unseen: [], over: null, refused: false, sending: false, pending: null, armed: false };
     let clock = null;
+    let queue = null; // {place, wait, at}: waiting for a slot of the bot
     const moveLog = new Map(); // turn -> {seat, move}
 
     function say(text, cls = "") {
@@ -278,7 +279,19 @@ export async function showPlay(main, params) {
         case "ping":
           send({ type: "pong", nonce: msg.nonce });
           break;
+        case "queued":
+          queue = { place: msg.place, wait: msg.wait_s, at: performance.now() };
+          setState("queued");
+          root.setAttribute("data-place", msg.place);
+          renderQueue();
+          mount(message, h("span", { class: "note" }, "Your game starts by itself as soon as " +
+            `${opponent} has a free slot (people come before its bot-vs-bot games). `),
+          h("button", { type: "button", id: "leave-queue", onclick: leaveQueue }, "Leave the queue"));
+          break;
         case "match_started":
+          queue = null;
+          root.removeAttribute("data-place");
+          say("");
           game.id = msg.game;
           root.setAttribute("data-game", msg.game);
           mount(status, `Game ${msg.game} started: waiting for the first move…`);
@@ -495,7 +508,25 @@ export async function showPlay(main, params) {
       const move = clock.move - used;
       return move >= 0 ? { move, bank: clock.bank } : { move: 0, bank: Math.max(0, clock.bank + move) };
     }
+    /** The queue place and the time left of the expected wait. */
+    function renderQueue() {
+      if (!queue) return;
+      const left = queue.wait - (performance.now() - queue.at) / 1000;
+      mount(status, h("span", { id: "play-queue", "data-place": queue.place },
+        `${opponent} is playing as many games as it takes: you are number ${queue.place} ` +
+        `in its queue, ${left > 1 ? `about ${mmss(left)} to wait` : "any moment now"}.`));
+    }
+    function leaveQueue() {
+      queue = null;
+      game.refused = true;
+      socket.close();
+      setState("refused");
+      mount(status, "You left the queue.");
+      say("");
+      showAgain();
+    }
     function renderClock() {
+      renderQueue();
       const now = currentClock();
       if (!now) {
         mount(clockEl, "");
