@@ -79,12 +79,14 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
                   max_account_games: int = 64, ladder: tuple[str, ...] = (),
                   ladder_placement: int = 6, ladder_pause_after: int = 3,
                   ladder_max_games: int = 16, play_move_time: float = 60.0,
-                  play_bank_time: float = 600.0, ladder_check: bool = False) -> ServerConfig:
+                  play_bank_time: float = 600.0, ladder_check: bool = False,
+                  house: tuple[str, ...] = (), house_rate: float = 1.0) -> ServerConfig:
     """The server configuration of ``yard serve``'s options: bot tokens from ``token_file``
     and ``NAME=TOKEN`` pairs; the admin token from ``admin_token``, else the token file's
     ``admin_token``, else ``admin_token_file`` (default
     :func:`~server.auth.default_admin_token_file`), created with a fresh token when
-    missing; web page origins allowed besides the server's own; bot accounts."""
+    missing; web page origins allowed besides the server's own; bot accounts; the names of
+    the house bots and their games a minute against each other."""
     bots, file_admin = load_token_file(token_file) if token_file else ({}, None)
     for pair in bot_token:
         name, sep, token = pair.partition("=")
@@ -112,6 +114,8 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
                                 "RULES too")
     if play_move_time <= 0 or play_bank_time < 0:
         raise ServerConfigError("--play-move-time must be > 0, --play-bank-time >= 0")
+    if house_rate < 0:
+        raise ServerConfigError("--house-rate must be >= 0 (games a minute)")
     origins: list[str] = []
     for text in allow_origin:
         try:
@@ -138,7 +142,8 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
                           ladder=tuple(dict.fromkeys(ladder)), ladder_placement=ladder_placement,
                           ladder_pause_after=ladder_pause_after,
                           ladder_max_games=ladder_max_games, ladder_check=ladder_check,
-                          play_time_control=TimeControl(play_move_time, play_bank_time))
+                          play_time_control=TimeControl(play_move_time, play_bank_time),
+                          house_names=frozenset(house), house_rate=house_rate)
     return config
 
 

@@ -201,7 +201,8 @@ class Core:
         for match in list(self.matches.values()):
             if (deadline := match.next_deadline()) is not None and deadline <= now:
                 out += self.route(match, match.tick(now))
-        if self.ladder_games.due:
+        wake = self.ladder_games.wake
+        if self.ladder_games.due or (wake is not None and wake <= now):
             out += self.ladder_games.step(now)
         return out
 
@@ -209,9 +210,17 @@ class Core:
         """When :meth:`tick` next has work, or ``None``. Until a game gets an earlier
         deadline (:attr:`rearm`), :meth:`tick` has nothing to do before then."""
         times = [d for m in self.matches.values() if (d := m.next_deadline()) is not None]
+        if self.ladder_games.wake is not None:  # house bots may play each other again
+            times.append(self.ladder_games.wake)
         self._armed = min(times) if times else None
         self.rearm = False
         return self._armed
+
+    def wake_at(self, when: float) -> None:
+        """:meth:`tick` has work at ``when`` (for the ladder): set :attr:`rearm` if that
+        is before the armed deadline."""
+        if self._armed is None or when < self._armed:
+            self.rearm = True
 
     def _note_deadline(self, match: Match) -> None:
         """Set :attr:`rearm` if ``match`` now has a deadline before the armed one."""

@@ -34,6 +34,7 @@ from protocol import (
 )
 from records import GameRecord
 from server.config import ServerConfig
+from server.house_pace import HousePace
 from server.ladder import (
     Ladder,
     LadderGame,
@@ -76,6 +77,10 @@ class Referee(Protocol):
         """Deliver ``match``'s ``outputs`` (and finish it if it ended)."""
         ...
 
+    def wake_at(self, when: float) -> None:
+        """Call :meth:`LadderGames.step` again at ``when`` (through the core's tick)."""
+        ...
+
 
 class LadderGames:
     """The ladder (``config.ladder``; ``ladder`` is ``None`` without one), its check games
@@ -114,6 +119,15 @@ class LadderGames:
         self._running: dict[str, tuple[float, str]] = {}
         #: The address each running people's game was asked for from (one at a time).
         self._play_address: dict[str, str] = {}
+        #: House-vs-house pairs at most ``config.house_rate`` games a minute; when a pair
+        #: held back may be made (``None``: none is held back), and the time of the step
+        #: asking.
+        self.pace = HousePace(config.house_names, config.house_rate, 0.0)
+        self.wake: float | None = None
+        self._step_now = 0.0
+        if self.ladder is not None:
+            self.ladder.apart = self._apart
+            self.ladder.paired = lambda a, b: self.pace.paired(a, b, self._step_now)
 
     # ------------------------------------------------------------------ sessions
 
@@ -205,12 +219,23 @@ class LadderGames:
                 0, session.max_games - len(session.games))
         for waiting in self.queue.waiting():
             free[waiting.opponent] = 0  # its next free slot is a person's
+        self._step_now, self.wake = now, None
         for game in self.ladder.propose(free, now):
             spec = self._ladder_spec(game)
             if spec is not None:
                 self._running[spec.game_id] = (now, LADDER_KIND)
                 out += self.core.start(spec, now)
+        if self.wake is not None:
+            self.core.wake_at(self.wake)
         return out
+
+    def _apart(self, a: str, b: str) -> bool:
+        """House bots ``a`` and ``b`` may not start a pair now (:attr:`pace`); the step
+        is then due again when they may."""
+        if not self.pace.apart(a, b, self._step_now):
+            return False
+        self.wake = self.pace.next_pair(self._step_now)
+        return True
 
     def _ladder_spec(self, game: LadderGame) -> MatchSpec | None:
         """The match of ``game``, on sessions of its bots with a free slot."""
