@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import click
 
 from bots.client import LOOPS, BotClient, account_token, run_client, run_on_loop
 from bots.registry import bot_from_spec, default_name
 from bots.spec import BotSpec
+from bots.warmup import warm_up
 from yard.cli.options import BOT_SPEC, OPTION_PAIR
 
 
@@ -41,11 +43,15 @@ from yard.cli.options import BOT_SPEC, OPTION_PAIR
 @click.option("--loop", "loop_name", default="auto", show_default=True,
               type=click.Choice(list(LOOPS)),
               help="Event loop: auto is uvloop when installed (it is, except on Windows).")
+@click.option("--warm-up", "warm", is_flag=True,
+              help="Before connecting, play one move of each side on each --ladder ruleset "
+              "(else classic) in this process: compiled kernels and loaded weights are "
+              "ready before the first game's clock runs (yard serve's house bots do).")
 @click.option("-v", "--verbose", is_flag=True, help="Log connection events.")
 def bot(spec: BotSpec, url: str, token: str | None, token_file: str | None, register: bool,
         display: str | None, version: str, options: tuple[tuple[str, str], ...],
         seed: int | None, games: int | None, ladder: str | None, max_games: int | None,
-        instance: str | None, loop_name: str, verbose: bool) -> None:
+        instance: str | None, loop_name: str, warm: bool, verbose: bool) -> None:
     """Run BOT_SPEC (a built-in or installed bot, or file.py:Class, with options) as a
     client of the server at --url; one process plays many games at once and resumes its
     session after a dropped connection."""
@@ -54,10 +60,16 @@ def bot(spec: BotSpec, url: str, token: str | None, token_file: str | None, regi
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     name = display or default_name(spec.ref)
+    rulesets = [r for r in (ladder or "").split(",") if r]
+    if warm:
+        started = time.monotonic()
+        warmed = warm_up(lambda: bot_from_spec(spec, seed), rulesets or ["classic"], seed)
+        click.echo(f"{name}: warmed up in {time.monotonic() - started:.1f} s "
+                   f"({', '.join(warmed) or 'nothing played'})", err=True)
     token, register, on_token = account_token(name, token, token_file, register)
     client = BotClient(lambda: bot_from_spec(spec, seed), url, name, version, token, games,
                        instance=instance, register=register, on_token=on_token,
-                       ladder=[r for r in (ladder or "").split(",") if r] or None,
+                       ladder=rulesets or None,
                        concurrent=max_games)
     played = run_on_loop(run_client(client), loop_name)
     click.echo(f"{client.name}: played {played} games", err=True)
