@@ -282,7 +282,8 @@ class Pong(Message):
 class Welcome(Message):
     """Reply to ``hello``: the session id, its resume token, and games resumed. ``token``:
     the new account's token after a ``hello`` with ``register`` (sent once; left out of the
-    frame otherwise)."""
+    frame otherwise). ``grace_s``: seconds the session's games wait for it to resume after
+    its connection drops (left out by servers that do not say)."""
 
     TYPE: ClassVar[str] = "welcome"
     session: str
@@ -291,6 +292,7 @@ class Welcome(Message):
     protocol: int
     resumed: list[str] = field(default_factory=list)
     token: str | None = field(default=None, metadata=OMIT_DEFAULT)
+    grace_s: float | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)

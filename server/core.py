@@ -412,8 +412,10 @@ class Core:
         name = hello.name if hello.role is not Role.HUMAN else HUMAN_PREFIX + hello.name
         if session is None or session.name != name or session.role is not hello.role:
             return refuse_hello(conn.id, ErrorCode.BAD_RESUME_TOKEN,
-                                "no session of yours with that resume token (expired, "
-                                "already used or unknown)")
+                                "no session of yours with that resume token: it was used "
+                                "already, or the session is gone with its games (the server "
+                                "restarted, or they ended or were forfeited while you were "
+                                "away); connect again without resume")
         out: list[Output] = []
         if session.conn is not None and session.conn in self.conns:
             old = self.conns.pop(session.conn)
@@ -432,7 +434,7 @@ class Core:
     def _welcome(self, session: Session, games: list[str], token: str | None = None
                  ) -> Welcome:
         return Welcome(session.id, session.resume_token, SERVER_VERSION, PROTOCOL_VERSION,
-                       games, token)
+                       games, token, self.config.grace_s)
 
     def _move(self, conn: Connection, session: Session, msg: MoveMsg, now: float
               ) -> list[Output]:
