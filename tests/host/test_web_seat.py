@@ -270,6 +270,25 @@ return e.defaultPrevented;""")
     assert driver.execute_script("return sessionStorage.getItem('yard.play.session')") is None
 
 
+def test_a_dropped_connection_comes_back_to_the_same_game(driver: Any, busy: Server) -> None:
+    """The socket drops mid-game: the page reconnects by itself with its resume token and
+    plays on in the same game."""
+    start(driver, busy.base, "uma", "random")
+    before = my_turn(driver)
+    driver.execute_script("window.__sockets[window.__sockets.length - 1].close()")
+    wait(driver, lambda d: len(frames(d, "welcome")) == 2, "the page back")
+    after = my_turn(driver)
+    assert after["game"] == before["game"] and after["resign"] and after["connected"] == "1"
+    hellos = [m for m in driver.execute_script("return window.__sent")
+              if isinstance(m, dict) and m.get("type") == "hello"]
+    welcomes = frames(driver, "welcome")
+    assert len(hellos) == 2 and hellos[1]["resume"] == welcomes[0]["resume_token"]
+    assert welcomes[1]["resumed"] == [before["game"]]
+    driver.find_element("id", "resign").click()
+    driver.find_element("id", "resign").click()
+    wait(driver, lambda d: frames(d, "game_over"), "the game over")
+
+
 def stored_termination(db: Path, game: str) -> str | None:
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         row = conn.execute("select termination from games where id = ?",
