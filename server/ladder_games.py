@@ -266,6 +266,8 @@ class LadderGames:
         at_fault = None if outcome.seat is None else spec.players[outcome.seat].name
         mrx, detective = spec.players[0].name, spec.players[1].name
         self._ended(match.game_id, record)
+        if len(self.queue):
+            self.due = True  # a slot may be free for a waiting person (any game's)
         if rules is None:
             rules = play_rules(spec.tournament_id)
             if rules is not None:
