@@ -2,10 +2,12 @@
 (``yard serve --ladder grid5 --house random --house mcts:iterations=200``), as opponents
 for people on the Play page and as fixed points of the ladder.
 
-Each is a ``yard bot`` process, exactly as a stranger's bot connects (the server imports no
-bot code); one that exits is started again after a pause that doubles up to a minute. Where
-bots need tokens (accounts or fixed tokens), each house bot gets a fixed token of its own,
-handed over in a file only this user can read.
+Each is a ``yard bot --warm-up`` process, exactly as a stranger's bot connects (the server
+imports no bot code): it compiles and warms up before its ``hello``, so the ladder matches
+it only once its first move cannot time out on compiling. One that exits is started again
+after a pause that doubles up to a minute. Where bots need tokens (accounts or fixed
+tokens), each house bot gets a fixed token of its own, handed over in a file only this user
+can read.
 """
 
 from __future__ import annotations
@@ -82,7 +84,8 @@ class House:
         """The ``yard bot`` command line of ``bot``."""
         args = [sys.executable, "-c", "import sys; from yard.cli import main; "
                 "main(sys.argv[1:])", "bot", bot.spec, "--url", url, "--name", bot.name,
-                "--ladder", ",".join(self.config.ladder), "--max-games", str(bot.games)]
+                "--ladder", ",".join(self.config.ladder), "--max-games", str(bot.games),
+                "--warm-up"]
         if self._dir is not None:
             args += ["--token-file", str(self._token_file(bot))]
         return args

@@ -82,14 +82,15 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
                   ladder_max_games: int = 16, play_move_time: float = 60.0,
                   play_bank_time: float = 600.0, ladder_check: bool = False,
                   registrations_per_address: int = 10, registrations_total: int = 100,
-                  registration_window: float = 3600.0, registration_queue: int = 8
-                  ) -> ServerConfig:
+                  registration_window: float = 3600.0, registration_queue: int = 8,
+                  house: tuple[str, ...] = (), house_rate: float = 1.0) -> ServerConfig:
     """The server configuration of ``yard serve``'s options: bot tokens from ``token_file``
     and ``NAME=TOKEN`` pairs; the admin token from ``admin_token``, else the token file's
     ``admin_token``, else ``admin_token_file`` (default
     :func:`~server.auth.default_admin_token_file`), created with a fresh token when
     missing; web page origins allowed besides the server's own; bot accounts and the bounds
-    on registrations (:mod:`server.registration`)."""
+    on registrations (:mod:`server.registration`); the names of the house bots and their
+    games a minute against each other."""
     bots, file_admin = _bot_tokens(token_file, bot_token)
     if move_time <= 0 or bank_time < 0 or grace < 0:
         raise ServerConfigError("--move-time must be > 0, --bank-time and --grace >= 0")
@@ -99,6 +100,8 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
     _check_ladder(ladder, ladder_placement, ladder_pause_after, ladder_max_games, ladder_check)
     if play_move_time <= 0 or play_bank_time < 0:
         raise ServerConfigError("--play-move-time must be > 0, --play-bank-time >= 0")
+    if house_rate < 0:
+        raise ServerConfigError("--house-rate must be >= 0 (games a minute)")
     origins = _origins(allow_origin)
     admin, where = _admin_token(admin_token or file_admin, admin_token_file)
     config = ServerConfig(bot_tokens=bots, admin_token=admin, admin_token_file=where,
@@ -116,7 +119,8 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
                           ladder=tuple(dict.fromkeys(ladder)), ladder_placement=ladder_placement,
                           ladder_pause_after=ladder_pause_after,
                           ladder_max_games=ladder_max_games, ladder_check=ladder_check,
-                          play_time_control=TimeControl(play_move_time, play_bank_time))
+                          play_time_control=TimeControl(play_move_time, play_bank_time),
+                          house_names=frozenset(house), house_rate=house_rate)
     return config
 
 

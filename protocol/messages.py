@@ -309,7 +309,8 @@ class Pong(Message):
 class Welcome(Message):
     """Reply to ``hello``: the session id, its resume token, and games resumed. ``token``:
     the new account's (or claimed name's) token after a ``hello`` with ``register`` (sent
-    once; left out of the frame otherwise)."""
+    once; left out of the frame otherwise). ``grace_s``: seconds the session's games wait
+    for it to resume after its connection drops (left out by servers that do not say)."""
 
     TYPE: ClassVar[str] = "welcome"
     session: str
@@ -318,6 +319,7 @@ class Welcome(Message):
     protocol: int
     resumed: list[str] = field(default_factory=list)
     token: str | None = field(default=None, metadata=OMIT_DEFAULT)
+    grace_s: float | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -469,6 +471,19 @@ class MatchStarted(Message):
 
 
 @dataclass(frozen=True)
+class Queued(Message):
+    """Reply to ``play`` when bot ``opponent`` has no free game slot now: the person waits
+    for one at ``place`` in that bot's queue (1: next), for about ``wait_s`` seconds. Sent
+    again whenever the place changes; ``match_started`` follows when the game starts."""
+
+    TYPE: ClassVar[str] = "queued"
+    rules: str
+    opponent: str
+    place: int
+    wait_s: float
+
+
+@dataclass(frozen=True)
 class MatchOutcome(Message):
     """How a game ended, as its admin hears it: the base of ``match_result`` and
     ``match_over`` (one wire form, two moments). Not a message itself: no ``type``."""
@@ -503,6 +518,6 @@ MESSAGE_TYPES: dict[str, type[Message]] = {
         Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, Resign, Leave, Ping,
         Pong, Welcome, Leaving, Standing,
         GameStart, YourTurn, MoveOk, Error, Update, GameOver, Watching, BoardMsg, Bots,
-        MatchStarted, MatchResult, MatchOver)
+        MatchStarted, Queued, MatchResult, MatchOver)
 }
 """Every message class by its wire ``type``."""

@@ -157,7 +157,7 @@ the same object between two reads means nothing else fed it meanwhile."""
 
 
 def between_frames(protocol: Protocol) -> bool:
-    """websockets' parser waits for the next frame with nothing buffered (not in the
+    """Websockets' parser waits for the next frame with nothing buffered (not in the
     middle of one, not inside a fragmented message, not discarding after a close frame or
     a failure): then a whole frame read by hand is what it would have made of it."""
     reader = getattr(protocol, "reader", None)

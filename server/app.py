@@ -277,7 +277,10 @@ class MatchServer:
         # not when the socket is finally closed: nothing addressed to it from here on
         # is in the games' rebuilt messages. What was waiting in its buffer (dropped
         # unwritten) still is.
-        self.core.disconnect(conn, time.monotonic())
+        # What its leaving sets off (a waiting person's game started) is sent after this
+        # send, not inside it.
+        asyncio.get_running_loop().call_soon(
+            self._apply, self.core.disconnect(conn, time.monotonic()))
         ws = self._sockets.get(conn)
         if ws is not None:
             task = asyncio.create_task(drop(ws, outbox.limit))

@@ -68,6 +68,10 @@ class ServerConfig:
     ladder_check: bool = False
     #: Most games at once a ladder bot may ask for (``hello.max_games``).
     ladder_max_games: int = 16
+    #: The server's own house bots (``yard serve --house``), and the most games a minute
+    #: they play against each other on average (:mod:`server.house_pace`; 0: none).
+    house_names: frozenset[str] = frozenset()
+    house_rate: float = 1.0
     #: The clock of a person's game (``play``): per move, and a bank.
     play_time_control: TimeControl = field(
         default_factory=lambda: TimeControl(move_s=60.0, bank_s=600.0))

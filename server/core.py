@@ -137,7 +137,8 @@ class Core:
                 address: str | None = None) -> int:
         """Register a new connection; returns its id. ``foreign_origin``: the connection
         comes from a web page whose origin the shell does not allow (named in the error
-        that refuses its ``hello``); ``address``: the remote address it comes from."""
+        that refuses its ``hello``); ``address``: its remote address, where registrations
+        are counted and people's games bounded (``None``: unknown)."""
         self._next_conn += 1
         conn = Connection(self._next_conn,
                           TokenBucket(self.config.rate_per_s, self.config.burst, now),
@@ -155,14 +156,15 @@ class Core:
         session = conn.session
         session.conn = None
         self.ladder_games.left(session, now)
+        out = self.ladder_games.step(now) if self.ladder_games.due else []
         if not session.games:
             self.sessions.pop(session.id, None)
-            return []
+            return out
         for game in session.games:
             match = self.matches[game]
             match.detach(session.id, now)
             self._note_deadline(match)
-        return []
+        return out
 
     def receive(self, conn_id: int, text: str | bytes, now: float) -> list[Output]:
         """Handle one frame from ``conn_id``."""
@@ -209,7 +211,9 @@ class Core:
         for match in list(self.matches.values()):
             if (deadline := match.next_deadline()) is not None and deadline <= now:
                 out += self.route(match, match.tick(now))
-        if self.ladder_games.pauses_over(now) or self.ladder_games.due:
+        wake = self.ladder_games.wake
+        if (self.ladder_games.pauses_over(now) or self.ladder_games.due
+                or (wake is not None and wake <= now)):
             out += self.ladder_games.step(now)
         return out
 
@@ -220,9 +224,17 @@ class Core:
         times = [d for m in self.matches.values() if (d := m.next_deadline()) is not None]
         if (pause := self.ladder_games.next_deadline()) is not None:
             times.append(pause)
+        if self.ladder_games.wake is not None:  # house bots may play each other again
+            times.append(self.ladder_games.wake)
         self._armed = min(times) if times else None
         self.rearm = False
         return self._armed
+
+    def wake_at(self, when: float) -> None:
+        """:meth:`tick` has work at ``when`` (for the ladder): set :attr:`rearm` if that
+        is before the armed deadline."""
+        if self._armed is None or when < self._armed:
+            self.rearm = True
 
     def _note_deadline(self, match: Match) -> None:
         """Set :attr:`rearm` if ``match`` now has a deadline before the armed one."""
@@ -487,8 +499,10 @@ class Core:
         name = session_name(hello)
         if session is None or session.name != name or session.role is not hello.role:
             return refuse_hello(conn.id, ErrorCode.BAD_RESUME_TOKEN,
-                                "no session of yours with that resume token (expired, "
-                                "already used or unknown)")
+                                "no session of yours with that resume token: it was used "
+                                "already, or the session is gone with its games (the server "
+                                "restarted, or they ended or were forfeited while you were "
+                                "away); connect again without resume")
         out: list[Output] = []
         if session.conn is not None and session.conn in self.conns:
             old = self.conns.pop(session.conn)
@@ -507,7 +521,7 @@ class Core:
     def _welcome(self, session: Session, games: list[str], token: str | None = None
                  ) -> Welcome:
         return Welcome(session.id, session.resume_token, SERVER_VERSION, PROTOCOL_VERSION,
-                       games, token)
+                       games, token, self.config.grace_s)
 
     def _move(self, conn: Connection, session: Session, msg: MoveMsg, now: float
               ) -> list[Output]:

@@ -190,6 +190,11 @@ class Ladder:
         self.meetings: Counter[tuple[str, str, str]] = Counter()
         #: Second games of pairs waiting for their bots to be free.
         self.pending: list[LadderGame] = []
+        #: The server's say on new pairs (the house bots' pace, server.house_pace):
+        #: ``apart(a, b)`` keeps the two from meeting now; ``paired(a, b)`` hears of each
+        #: new pair.
+        self.apart: Callable[[str, str], bool] = lambda a, b: False
+        self.paired: Callable[[str, str], None] = lambda a, b: None
 
     # ------------------------------------------------------------------ bots
 
@@ -350,6 +355,7 @@ class Ladder:
             if started is None:
                 return out
             first, second = started
+            self.paired(first.mrx, first.detective)
             both = second is None or (slots[first.mrx] >= 2 and slots[first.detective] >= 2)
             for game in (first, second) if both and second else (first,):
                 out.append(game)
@@ -405,7 +411,8 @@ class Ladder:
         if not rivals:
             return []
         mean = sum(met(b) for b in rivals) / len(rivals)
-        return [b for b in ready if plays(b) and met(b) <= 2 * mean + MEETING_SLACK]
+        return [b for b in ready if plays(b) and met(b) <= 2 * mean + MEETING_SLACK
+                and not self.apart(name, b)]
 
     def _placement_opponent(self, name: str, rules: str, others: list[str], k: int) -> str:
         pool = self.ratings[rules]

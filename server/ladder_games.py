@@ -27,6 +27,7 @@ from protocol import (
     Play,
     Policy,
     ProtocolError,
+    Queued,
     Rating,
     Role,
     Side,
@@ -34,7 +35,9 @@ from protocol import (
     YourTurn,
 )
 from records import GameRecord
+from server.auth import is_loopback
 from server.config import ServerConfig
+from server.house_pace import HousePace
 from server.ladder import (
     Ladder,
     LadderGame,
@@ -46,6 +49,7 @@ from server.ladder import (
 )
 from server.match import Match, MatchSpec, Outputs, Player
 from server.outputs import Output, Send, refuse_hello
+from server.play_queue import Durations, PlayQueue, Waiting, expected_wait
 from server.session import (
     SERVER_VERSION,
     Connection,
@@ -56,6 +60,10 @@ from server.session import (
 )
 
 log = logging.getLogger(__name__)
+
+LADDER_KIND, PLAY_KIND = "ladder", "play"
+"""What a running game counts as for expected waits (:class:`server.play_queue.Durations`:
+a bot's own games, or people's games)."""
 
 CHECKER_SESSION = "s-yard-check"
 CHECKER_NAME = "yard-check"
@@ -77,6 +85,10 @@ class Referee(Protocol):
 
     def route(self, match: Match, outputs: Outputs) -> list[Output]:
         """Deliver ``match``'s ``outputs`` (and finish it if it ended)."""
+        ...
+
+    def wake_at(self, when: float) -> None:
+        """Call :meth:`LadderGames.step` again at ``when`` (through the core's tick)."""
         ...
 
 
@@ -108,6 +120,25 @@ class LadderGames:
         self._checks: dict[str, tuple[str, int, str]] = {}
         self._check_queue: list[tuple[str, int, str]] = []
         self._check_rng = random.Random(secrets.randbits(64))
+        #: People waiting for a busy bot (served before the ladder refills its slots),
+        #: and the place each was last told.
+        self.queue = PlayQueue()
+        self._told: dict[str, int] = {}
+        #: How long games last (per bot name; ``"play"``: people's), for expected waits;
+        #: the ladder's and people's games running: game id -> (start, what it counts as).
+        self.durations = Durations()
+        self._running: dict[str, tuple[float, str]] = {}
+        #: The address each running people's game was asked for from (one at a time).
+        self._play_address: dict[str, str] = {}
+        #: House-vs-house pairs at most ``config.house_rate`` games a minute; when a pair
+        #: held back may be made (``None``: none is held back), and the time of the step
+        #: asking.
+        self.pace = HousePace(config.house_names, config.house_rate, 0.0)
+        self.wake: float | None = None
+        self._step_now = 0.0
+        if self.ladder is not None:
+            self.ladder.apart = self._apart
+            self.ladder.paired = lambda a, b: self.pace.paired(a, b, self._step_now)
 
     # ------------------------------------------------------------------ sessions
 
@@ -168,8 +199,11 @@ class LadderGames:
     def left(self, session: Session, now: float) -> None:
         """``session`` lost its connection: the ladder forgets what waited for its bot, if
         no other session of that bot takes games."""
+        if self.queue.drop(session.id) is not None:
+            self.due = True  # the places behind it move up
         if self.ladder is not None and session.ladder and not self._sessions(session.name):
             self.ladder.left(session.name, self.wall(now) if self.wall else None)
+            self.due = self.due or bool(self.queue.for_bot(session.name))
 
     def leaving(self, session: Session) -> None:
         """``session`` takes no new games (``leave``): the ladder forgets the second games
@@ -213,22 +247,37 @@ class LadderGames:
         self.due = False
         if self.ladder is None or self.core.closing:
             return []
-        out: list[Output] = []
+        out = self._serve_queue(now)  # people first
         for check in list(self._check_queue):
             spec = self._check_spec(*check)
             if spec is not None:
                 self._check_queue.remove(check)
                 self._checks[spec.game_id] = check
+                self._running[spec.game_id] = (now, LADDER_KIND)
                 out += self.core.start(spec, now)
         free: dict[str, int] = {}
         for session in self._sessions():
             free[session.name] = free.get(session.name, 0) + max(
                 0, session.max_games - len(session.games))
+        for waiting in self.queue.waiting():
+            free[waiting.opponent] = 0  # its next free slot is a person's
+        self._step_now, self.wake = now, None
         for game in self.ladder.propose(free, now):
             spec = self._ladder_spec(game)
             if spec is not None:
+                self._running[spec.game_id] = (now, LADDER_KIND)
                 out += self.core.start(spec, now)
+        if self.wake is not None:
+            self.core.wake_at(self.wake)
         return out
+
+    def _apart(self, a: str, b: str) -> bool:
+        """House bots ``a`` and ``b`` may not start a pair now (:attr:`pace`); the step
+        is then due again when they may."""
+        if not self.pace.apart(a, b, self._step_now):
+            return False
+        self.wake = self.pace.next_pair(self._step_now)
+        return True
 
     def _ladder_spec(self, game: LadderGame) -> MatchSpec | None:
         """The match of ``game``, on sessions of its bots with a free slot."""
@@ -258,8 +307,13 @@ class LadderGames:
         outcome = record.outcome
         at_fault = None if outcome.seat is None else spec.players[outcome.seat].name
         mrx, detective = spec.players[0].name, spec.players[1].name
+        self._ended(match.game_id, record)
+        if len(self.queue):
+            self.due = True  # a slot may be free for a waiting person (any game's)
         if rules is None:
             rules = play_rules(spec.tournament_id)
+            if rules is not None:
+                self.due = True  # a slot of its bot is free: the next person's
             if rules is not None and not (is_guest(mrx) or is_guest(detective)):
                 self.ladder.played(Result(rules, mrx, detective, outcome.winner,
                                           outcome.termination, at_fault))
@@ -341,6 +395,7 @@ class LadderGames:
         whether the bot passed."""
         assert self.ladder is not None
         name, leg, rules = self._checks.pop(match.game_id)
+        self._ended(match.game_id, record)
         outcome = record.outcome
         self.due = True
         if outcome.termination is Termination.ABORTED:
@@ -366,7 +421,9 @@ class LadderGames:
 
     def play(self, conn: Connection, session: Session, msg: Play, now: float
              ) -> list[Output]:
-        """A person asks for a game against a ladder bot."""
+        """A person asks for a game against a ladder bot: started at once if the bot has a
+        free slot and nobody waits for it, else queued (``queued``: the place and the
+        expected wait) and started by :meth:`step` when a slot is free."""
         if session.role is not Role.HUMAN:
             raise ProtocolError(ErrorCode.FORBIDDEN, "play is for people (hello role human)")
         if self.core.closing:
@@ -380,41 +437,125 @@ class LadderGames:
             raise ProtocolError(ErrorCode.BAD_MATCH,
                                 f"{session.name!r:.50} is playing a game: finish (or "
                                 "resign) it before asking for another")
-        bot = self._opponent(msg, now)
-        rules = load_ruleset(msg.rules)
+        if self.queue.get(session.id) is not None:
+            raise ProtocolError(ErrorCode.BAD_MATCH, "you are waiting for a game already")
+        # One game (or place) per address, but not on loopback: behind a reverse proxy
+        # every person comes from there.
+        address = (None if conn.address is None or is_loopback(conn.address)
+                   else conn.address)
+        if address is not None and (address in self._play_address.values()
+                                    or self.queue.holds_address(address)):
+            raise ProtocolError(ErrorCode.BAD_MATCH,
+                                "a person at your address plays (or waits for) a game "
+                                "already: one at a time per address")
+        self._opponent_problem(msg.opponent, msg.rules, msg.side.value, now)
+        waiting = Waiting(session.id, msg.rules, msg.side.value, msg.opponent, address, now)
+        bot = None if self.queue.for_bot(msg.opponent) else self._free_bot(waiting)
+        if bot is None:
+            self.queue.add(waiting)
+            return self._tell_place(waiting, now)
+        return self._start_play(waiting, session, bot, now)
+
+    def _opponent_problem(self, name: str, rules: str, side: str, now: float) -> None:
+        """Raise why bot ``name`` cannot play a person who takes ``side`` (the wire value)
+        on ``rules`` at all now (paused, not on that ladder, or not playing the other
+        side)."""
+        paused = None if self.ladder is None else self.ladder.paused(name, now)
+        if paused is not None:
+            raise ProtocolError(ErrorCode.BOT_BUSY, f"bot {name!r:.40} is {paused}")
+        bots = [s for s in self._sessions(name) if rules in s.ladder]
+        if not bots:
+            raise ProtocolError(ErrorCode.BOT_NOT_CONNECTED,
+                                f"no bot {name!r:.40} on this server's {rules} ladder now")
+        theirs = _their_side(side)
+        if not any(theirs in s.roles for s in bots):
+            raise ProtocolError(ErrorCode.BAD_MATCH,
+                                f"bot {name!r:.40} does not play "
+                                f"{'Mister X' if theirs is Side.MRX else 'the detectives'}: "
+                                "pick the other side or another bot")
+
+    def _free_bot(self, waiting: Waiting) -> Session | None:
+        """The least busy live session of the bot ``waiting`` asks for with a free slot on
+        its ruleset's ladder, or ``None``."""
+        theirs = _their_side(waiting.side)
+        free = [s for s in self._sessions(waiting.opponent)
+                if waiting.rules in s.ladder and theirs in s.roles
+                and len(s.games) < s.max_games]
+        return min(free, key=lambda s: (len(s.games), s.id)) if free else None
+
+    def _start_play(self, waiting: Waiting, session: Session, bot: Session, now: float
+                    ) -> list[Output]:
+        """Start the game ``waiting`` asks for, against ``bot``."""
+        assert session.conn is not None
+        rules = load_ruleset(waiting.rules)
         me = Player(session.id, session.name, session.version)
         them = Player(bot.id, bot.name, bot.version, bot.instance)
-        players = ([me, *[them] * rules.detectives] if msg.side is Side.MRX
+        players = ([me, *[them] * rules.detectives] if waiting.side == Side.MRX.value
                    else [them, *[me] * rules.detectives])
         spec = MatchSpec(self.new_id("g"), rules, players, secrets.randbelow(2**31),
                          self.config.play_time_control, Policy(), self.config.grace_s,
-                         "play", play_id(msg.rules), None, False, secrets.randbelow(2**31))
-        return self.core.start(spec, now, Send(conn.id, MatchStarted(spec.game_id, "play")))
+                         "play", play_id(waiting.rules), None, False,
+                         secrets.randbelow(2**31))
+        self._running[spec.game_id] = (now, PLAY_KIND)
+        if waiting.address is not None:
+            self._play_address[spec.game_id] = waiting.address
+        self._told.pop(session.id, None)
+        return self.core.start(spec, now, Send(session.conn, MatchStarted(spec.game_id,
+                                                                          "play")))
 
-    def _opponent(self, msg: Play, now: float) -> Session:
-        """The least busy live session of the bot ``play`` asks for, with a free slot on
-        its ruleset's ladder."""
-        bots = [s for s in self._sessions(msg.opponent) if msg.rules in s.ladder]
-        paused = None if self.ladder is None else self.ladder.paused(msg.opponent, now)
-        if paused is not None:
-            raise ProtocolError(ErrorCode.BOT_BUSY, f"bot {msg.opponent!r:.40} is {paused}")
-        if not bots:
-            raise ProtocolError(ErrorCode.BOT_NOT_CONNECTED,
-                                f"no bot {msg.opponent!r:.40} on this server's "
-                                f"{msg.rules} ladder now")
-        theirs = Side.DETECTIVES if msg.side is Side.MRX else Side.MRX
-        if not any(theirs in s.roles for s in bots):
-            raise ProtocolError(ErrorCode.BAD_MATCH,
-                                f"bot {msg.opponent!r:.40} does not play "
-                                f"{'Mister X' if theirs is Side.MRX else 'the detectives'}: "
-                                "pick the other side or another bot")
-        bots = [s for s in bots if theirs in s.roles]
-        free = [s for s in bots if len(s.games) < s.max_games]
-        if not free:
-            raise ProtocolError(ErrorCode.BOT_BUSY,
-                                f"bot {msg.opponent!r:.40} is playing as many games as it "
-                                "takes; try again in a moment or pick another")
-        return min(free, key=lambda s: (len(s.games), s.id))
+    def _serve_queue(self, now: float) -> list[Output]:
+        """Start the waiting people's games whose bots have a free slot (first come first
+        served per bot); tell the others their new places. A request whose bot was paused
+        or left is dropped with the error a new ``play`` would get."""
+        out: list[Output] = []
+        for waiting in self.queue.waiting():
+            session = self.sessions.get(waiting.session)
+            if session is None or session.conn is None:
+                self.queue.drop(waiting.session)
+                continue
+            try:
+                self._opponent_problem(waiting.opponent, waiting.rules, waiting.side, now)
+            except ProtocolError as exc:
+                self.queue.drop(waiting.session)
+                self._told.pop(waiting.session, None)
+                out.append(Send(session.conn, Error(exc.code, str(exc), Play.TYPE)))
+                continue
+            if self.queue.place(waiting.session) == 1 and \
+                    (bot := self._free_bot(waiting)) is not None:
+                self.queue.drop(waiting.session)
+                out += self._start_play(waiting, session, bot, now)
+        for waiting in self.queue.waiting():
+            if self._told.get(waiting.session) != self.queue.place(waiting.session):
+                out += self._tell_place(waiting, now)
+        return out
+
+    def _tell_place(self, waiting: Waiting, now: float) -> list[Output]:
+        """``queued`` for ``waiting``: its place and expected wait."""
+        session = self.sessions.get(waiting.session)
+        if session is None or session.conn is None:
+            return []
+        place = self._told[waiting.session] = self.queue.place(waiting.session)
+        remaining: list[float] = []
+        for bot in self._sessions(waiting.opponent):
+            for game in bot.games:
+                started, kind = self._running.get(game, (now, LADDER_KIND))
+                mean = self.durations.mean(PLAY_KIND if kind == PLAY_KIND else bot.name)
+                remaining.append(mean - (now - started))
+        # The slots it waits for go to the people ahead of it first: people's games.
+        wait = expected_wait(place, remaining, self.durations.mean(PLAY_KIND))
+        return [Send(session.conn, Queued(waiting.rules, waiting.opponent, place,
+                                          round(wait, 1)))]
+
+    def _ended(self, game_id: str, record: GameRecord) -> None:
+        """Game ``game_id`` (a ladder, check or people's game) ended: its length counts
+        towards the expected waits."""
+        self._play_address.pop(game_id, None)
+        running = self._running.pop(game_id, None)
+        if running is None:
+            return
+        seconds = (record.finished_at - record.started_at).total_seconds()
+        names = {seat.bot_name for seat in record.seats}
+        self.durations.note([PLAY_KIND] if running[1] == PLAY_KIND else names, seconds)
 
     # ------------------------------------------------------------------ standings
 
@@ -432,3 +573,8 @@ class LadderGames:
         if self.ladder is None:
             return {}
         return {rules: self.ladder.people(rules) for rules in self.ladder.rules}
+
+
+def _their_side(side: str) -> Side:
+    """The side a person's opponent plays when the person takes ``side`` (the wire value)."""
+    return Side.DETECTIVES if side == Side.MRX.value else Side.MRX

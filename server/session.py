@@ -47,7 +47,10 @@ class Session:
 class Connection:
     """One websocket connection. ``foreign_origin``: the ``Origin`` of the web page that
     opened it, when the shell does not allow that origin (its ``hello`` is refused);
-    ``pending``: its ``hello`` while the shell checks the account token."""
+    ``pending``: its ``hello`` while the shell checks the account token; ``address``: the
+    remote address it comes from (``None``: unknown): registrations are counted per address,
+    and people's games bounded by it (one at a time; not on loopback, where a reverse
+    proxy's clients all come from)."""
 
     id: int
     bucket: TokenBucket
@@ -57,7 +60,6 @@ class Connection:
     watching: set[str] = field(default_factory=set)
     foreign_origin: str | None = None
     pending: Hello | None = None
-    #: The remote address it comes from (registrations are counted per address).
     address: str | None = None
     #: Digests of the boards this connection was sent (``board``, once each).
     boards: set[str] = field(default_factory=set)

@@ -213,15 +213,18 @@ async def wait_for(driver: Any, check: Callable[[Any], Any], what: str) -> Any:
 
 
 #: Wraps window.WebSocket: every frame a page's sockets receive goes to ``window.__frames``
-#: (parsed), every frame they send to ``window.__sent`` (:func:`record_websockets`).
+#: (parsed), every frame they send to ``window.__sent`` (:func:`record_websockets`); the
+#: sockets themselves to ``window.__sockets`` (a test may drop one).
 RECORDER = """
 (() => {
   const Native = window.WebSocket;
   window.__frames = [];
   window.__sent = [];
+  window.__sockets = [];
   class Recording extends Native {
     constructor(...args) {
       super(...args);
+      window.__sockets.push(this);
       this.addEventListener('message', (event) => {
         try { window.__frames.push(JSON.parse(event.data)); }
         catch { window.__frames.push({type: '?', raw: String(event.data)}); }

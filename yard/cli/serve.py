@@ -100,6 +100,10 @@ if TYPE_CHECKING:
               "or under the name its name= option gives (greedy:name=greedy-house).")
 @click.option("--house-games", default=4, show_default=True, type=click.IntRange(1),
               help="Games at once each --house bot takes.")
+@click.option("--house-rate", default=1.0, show_default=True, type=click.FloatRange(0),
+              metavar="GAMES_PER_MIN",
+              help="Most ladder games a minute the --house bots play against each other, on "
+              "average (0: none; their games with other bots and people are not paced).")
 @click.option("--ladder-placement", default=6, show_default=True, type=click.IntRange(0),
               help="Rated games a new ladder bot plays against opponents spread over the "
               "ladder before it is matched near its rating.")
@@ -128,6 +132,7 @@ def serve(host: str, port: int, db_url: str, token_file: str | None,
           bank_time: float, grace: float, ready_file: str | None, max_connections: int,
           max_per_address: int, hello_timeout: float, send_buffer_kib: int,
           loop_name: str, ladder: str, house: tuple[BotSpec, ...], house_games: int,
+          house_rate: float,
           ladder_placement: int, ladder_pause_after: int, ladder_check: bool,
           ladder_max_games: int, play_move_time: float, play_bank_time: float) -> None:
     """Run a match server until SIGINT/SIGTERM (running games are stored as aborted).
@@ -152,7 +157,8 @@ def serve(host: str, port: int, db_url: str, token_file: str | None,
                            registrations_per_address=registrations_per_address,
                            registrations_total=registrations_total,
                            registration_window=registration_window,
-                           registration_queue=registration_queue)
+                           registration_queue=registration_queue,
+                           house=tuple(str(spec) for spec in house), house_rate=house_rate)
     if house and not config.ladder:
         raise click.UsageError("--house bots play on the ladder: give --ladder RULES too")
     run_server(config, db_url, host, port, ready_file, loop_name, houses)

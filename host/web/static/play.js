@@ -13,13 +13,23 @@ import { rating } from "./ladder.js";
 const NAME_KEY = "yard.play.name";
 const CLAIMS_KEY = "yard.play.claims"; // name -> the token that proves this browser's claim
 const GUEST_KEY = "yard.play.guest";
+/** The tab's game in progress (sessionStorage: this tab only, gone with it): what a reload
+ * needs to resume it (docs/protocol.md, resume). */
+const SESSION_KEY = "yard.play.session";
+/** Seconds between reconnection attempts after a dropped connection (the last repeats),
+ * and how long to keep trying. */
+const BACKOFF_S = [0.5, 1, 2, 4, 8];
+const GIVE_UP_S = 300;
+/** Seconds without an answer to the page's own ping before a connection counts as dropped. */
+const PING_S = 5;
+const SILENT_S = 15;
 const TICKETS = ["taxi", "bus", "underground", "secret"];
 const TICKET_WORDS = { taxi: "taxi", bus: "bus", underground: "underground", secret: "secret (black)" };
 const SIDES = [["mrx", "Mister X"], ["detectives", "the detectives"]];
 
 /** What an error code means for the person, before the server's own message. */
 const ERROR_WORDS = {
-  bot_busy: "That bot is playing as many games as it takes right now: try again in a moment or pick another opponent.",
+  bot_busy: "That bot is paused from the ladder: pick another opponent.",
   bot_not_connected: "That bot is not connected to this ladder any more: pick another opponent.",
   bad_match: "The server cannot start this game.",
   forbidden: "The server refused.",
@@ -125,6 +135,31 @@ function savedName() {
   }
 }
 
+function savedSession() {
+  try {
+    const data = JSON.parse(sessionStorage.getItem(SESSION_KEY) || "null");
+    return data && data.token && data.game ? data : null;
+  } catch {
+    return null;
+  }
+}
+
+function keepSession(data) {
+  try {
+    sessionStorage.setItem(SESSION_KEY, JSON.stringify(data));
+  } catch {
+    // Private mode: a reload cannot resume the game.
+  }
+}
+
+function forgetSession() {
+  try {
+    sessionStorage.removeItem(SESSION_KEY);
+  } catch {
+    // Nothing kept.
+  }
+}
+
 function saveName(name) {
   try {
     localStorage.setItem(NAME_KEY, name);
@@ -142,11 +177,15 @@ export async function showPlay(main, params) {
   let stopped = false;
   let gameTimer = null;
   let keeper = null;
+  let retry = null; // the reconnection's timeout
+  let guard = null; // the beforeunload listener while a game runs
   cleanup = () => {
     stopped = true;
     if (keeper) keeper.disconnect();
     timers.forEach((t) => clearInterval(t));
     if (gameTimer) clearInterval(gameTimer);
+    if (retry) clearTimeout(retry);
+    if (guard) window.removeEventListener("beforeunload", guard);
     if (socket) socket.close();
     if (board) board.destroy();
   };
@@ -237,6 +276,12 @@ export async function showPlay(main, params) {
     store(GUEST_KEY, guestBox.checked);
     startGame(name, guestBox.checked, rulesSelect.value, sideSelect.value, opponentSelect.value);
   });
+  const resumable = savedSession();
+  if (resumable) {
+    // A reload (or a way back to this page) while a game ran: take its seat again.
+    startGame(resumable.name, Boolean(resumable.guest), resumable.rules, resumable.side,
+      resumable.opponent, resumable);
+  }
   await refreshLadder();
   const formTimer = setInterval(() => {
     if (formBox.hidden) return;
@@ -245,7 +290,7 @@ export async function showPlay(main, params) {
   timers.push(formTimer);
 
   // ------------------------------------------------------------------ a game
-  function startGame(name, guest, rules, side, opponent) {
+  function startGame(name, guest, rules, side, opponent, resumed = null) {
     formBox.hidden = true;
     const me = `${guest ? "guest" : "human"}:${name}`;
     const token = guest ? null : claimOf(name);
@@ -276,6 +321,7 @@ export async function showPlay(main, params) {
     const game = { id: null, rules: null, seats: [], view: null, turn: null, moves: [],
       path: [], unseen: [], over: null, refused: false, sending: false, pending: null, armed: false };
     let clock = null;
+    let queue = null; // {place, wait, at}: waiting for a slot of the bot
     const moveLog = new Map(); // turn -> {seat, move}
 
     function say(text, cls = "") {
@@ -285,53 +331,206 @@ export async function showPlay(main, params) {
       root.setAttribute("data-state", state);
     }
 
+    // The connection: hello (with the resume token when a game is to be taken up again),
+    // and after a drop, new connections with backoff until the game is back or gone.
+    const link = { token: resumed ? resumed.token : null, grace: resumed ? resumed.grace : null,
+      up: false, dropped: null, attempts: 0, lastPong: 0, nonce: 0 };
+    if (resumed) {
+      game.id = resumed.game;
+      root.setAttribute("data-game", game.id);
+    }
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    socket = new WebSocket(`${scheme}://${location.host}/`);
     const send = (msg) => {
-      if (socket.readyState !== WebSocket.OPEN) return false;
+      if (!link.up || !socket || socket.readyState !== WebSocket.OPEN) return false;
       socket.send(JSON.stringify(msg));
       return true;
     };
-    socket.addEventListener("open", () => {
-      const hello = { type: "hello", protocol: 1, name, role: "human" };
-      if (token) hello.token = token;
-      else if (!guest) hello.register = true; // claim the name
-      send(hello);
-      mount(status, `Asking ${opponent} for a game…`);
-    });
-    socket.addEventListener("close", () => {
-      clock = null;
-      renderClock();
-      if (!game.over && !game.refused && !stopped) {
+    function remember() {
+      keepSession({ name, guest, rules, side, opponent, token: link.token, game: game.id, grace: link.grace });
+    }
+    function connect() {
+      const ws = new WebSocket(`${scheme}://${location.host}/`);
+      socket = ws;
+      ws.addEventListener("open", () => {
+        if (ws !== socket) return;
+        const back = Boolean(game.id && link.token);
+        const hello = { type: "hello", protocol: 1, name, role: "human",
+          resume: back ? link.token : null };
+        if (token) hello.token = token;
+        else if (!guest && !back) hello.register = true; // claim the name
+        ws.send(JSON.stringify(hello));
+        if (!back) mount(status, `Asking ${opponent} for a game…`);
+      });
+      ws.addEventListener("close", () => { if (ws === socket) lost(); });
+      ws.addEventListener("message", (event) => {
+        if (ws !== socket) return;
+        let msg;
+        try {
+          msg = JSON.parse(event.data);
+        } catch {
+          return;
+        }
+        handle(msg);
+      });
+    }
+    /** The connection closed or went silent. */
+    function lost() {
+      link.up = false;
+      resign.hidden = true;
+      game.turn = null; // the server sends the turn again on resume
+      game.pending = null;
+      chooser.hidden = true;
+      if (socket) {
+        const old = socket;
+        socket = null;
+        if (old.readyState === WebSocket.OPEN || old.readyState === WebSocket.CONNECTING) old.close();
+      }
+      if (game.over || game.refused || stopped) return;
+      if (!game.id) {
+        // No game yet (asking, or waiting in a bot's queue): nothing to come back to.
+        clock = null;
+        queue = null;
+        renderClock();
         setState("closed");
         mount(status, "Connection to the server closed.");
-        say(game.id ? "The game goes on without you: if you do not come back in time it is " +
-          "lost (disconnected)." : "No game was started.", "error");
+        say("No game was started.", "error");
         showAgain();
-      }
-    });
-    socket.addEventListener("message", (event) => {
-      let msg;
-      try {
-        msg = JSON.parse(event.data);
-      } catch {
         return;
       }
-      handle(msg);
-    });
+      if (link.dropped === null) link.dropped = performance.now();
+      setState("reconnecting");
+      render();
+      const waited = (performance.now() - link.dropped) / 1000;
+      if (waited > GIVE_UP_S) {
+        setState("closed");
+        forget();
+        mount(status, "Could not reach the server again.");
+        say(`Game ${game.id} went on without you; look for it on the Games page.`, "error");
+        showAgain();
+        return;
+      }
+      const delay = BACKOFF_S[Math.min(link.attempts, BACKOFF_S.length - 1)];
+      link.attempts += 1;
+      renderDrop();
+      retry = setTimeout(() => { retry = null; if (!stopped) connect(); }, delay * 1000);
+    }
+    /** What a dropped connection means for the game: the time left before it is lost. */
+    function renderDrop() {
+      if (link.up || link.dropped === null || game.over || game.refused) return;
+      const left = (link.grace || 10) - (performance.now() - link.dropped) / 1000;
+      mount(status, h("span", { id: "play-reconnecting" }, "Connection lost: reconnecting" +
+        (link.attempts > 1 ? ` (try ${link.attempts})` : "") + "… "),
+      left > 0 ? h("span", { id: "play-grace", "data-left": Math.ceil(left) },
+        `The game is lost (disconnected) in ${mmss(left)} unless the page is back by then.`)
+        : h("span", { id: "play-grace", "data-left": 0 }, "Your time to come back is up: " +
+          "the game may be lost."));
+    }
+    /** The server has no session for the token: the game is gone (it restarted, or the
+     * time to come back ran out). Say so, and what became of the game if it is stored. */
+    function gone() {
+      game.refused = true;
+      link.up = false;
+      link.dropped = null;
+      forget();
+      if (socket) socket.close();
+      clock = null;
+      renderClock();
+      setState("gone");
+      render();
+      resign.hidden = true;
+      const id = game.id;
+      mount(status, h("span", { id: "play-gone" }, `Game ${id} is gone: the server no longer ` +
+        "has it (it was restarted, or the game ended while this page was away)."));
+      const verdict = h("span", { id: "play-gone-verdict" }, "Looking for the stored game…");
+      mount(message, verdict, " ", h("button", { type: "button", id: "play-again",
+        onclick: showAgain }, "Play again"));
+      api(`/api/games/${encodeURIComponent(id)}`).then((data) => {
+        if (stopped) return;
+        const end = data.outcome;
+        mount(verdict, `It was stored: ${outcomeText(end)}. `, h("a", { id: "replay-link",
+          href: `#/games/${encodeURIComponent(id)}?move=end&view=all` }, "Replay of this game"));
+        verdict.setAttribute("data-termination", end.termination);
+      }).catch(() => {
+        if (!stopped) mount(verdict, "It was not stored: the server stopped without ending it.");
+      });
+    }
+    function forget() {
+      forgetSession();
+      if (guard) window.removeEventListener("beforeunload", guard);
+      guard = null;
+    }
+    /** Leaving the page while the game runs asks first. */
+    function guardUnload() {
+      if (guard) return;
+      guard = (event) => {
+        if (!game.id || game.over) return;
+        event.preventDefault();
+        event.returnValue = "";
+      };
+      window.addEventListener("beforeunload", guard);
+    }
+    // The page's own ping: a connection that went silent (a network drop the socket has
+    // not noticed) is given up and a new one made.
+    const heartbeat = setInterval(() => {
+      if (!link.up || game.over) return;
+      if ((performance.now() - link.lastPong) / 1000 > SILENT_S) {
+        lost();
+        return;
+      }
+      link.nonce += 1;
+      send({ type: "ping", nonce: link.nonce });
+    }, PING_S * 1000);
+    timers.push(heartbeat);
+    connect();
 
     function handle(msg) {
       switch (msg.type) {
-        case "welcome":
+        case "welcome": {
           if (msg.token) keepClaim(name, msg.token); // the name is ours now
-          send({ type: "play", rules, side, opponent });
+          const back = Boolean(game.id && link.token);
+          link.up = true;
+          link.token = msg.resume_token;
+          link.lastPong = performance.now();
+          if (typeof msg.grace_s === "number") link.grace = msg.grace_s;
+          link.dropped = null;
+          link.attempts = 0;
+          if (back && !(msg.resumed || []).includes(game.id)) {
+            gone();
+          } else if (back) {
+            remember();
+            guardUnload();
+            setState("playing");
+            say("");
+            mount(status, `Back in game ${game.id}…`);
+            render();
+          } else {
+            send({ type: "play", rules, side, opponent });
+          }
           break;
+        }
         case "ping":
           send({ type: "pong", nonce: msg.nonce });
           break;
+        case "pong":
+          link.lastPong = performance.now();
+          break;
+        case "queued":
+          queue = { place: msg.place, wait: msg.wait_s, at: performance.now() };
+          setState("queued");
+          root.setAttribute("data-place", msg.place);
+          renderQueue();
+          mount(message, h("span", { class: "note" }, "Your game starts by itself as soon as " +
+            `${opponent} has a free slot (people come before its bot-vs-bot games). `),
+          h("button", { type: "button", id: "leave-queue", onclick: leaveQueue }, "Leave the queue"));
+          break;
         case "match_started":
+          queue = null;
+          root.removeAttribute("data-place");
+          say("");
           game.id = msg.game;
           root.setAttribute("data-game", msg.game);
+          remember();
+          guardUnload();
           mount(status, `Game ${msg.game} started: waiting for the first move…`);
           break;
         case "board":
@@ -423,6 +622,10 @@ export async function showPlay(main, params) {
     }
 
     function failed(msg) {
+      if (msg.code === "bad_resume_token" && game.id) {
+        gone();
+        return;
+      }
       const words = ERROR_WORDS[msg.code] || `Error (${msg.code}).`;
       if (!game.id) {
         // Refused before the game started: back to the form. A key the server no longer
@@ -432,7 +635,8 @@ export async function showPlay(main, params) {
         mount(status, "No game started.");
         setState("refused");
         game.refused = true;
-        socket.close();
+        forget();
+        if (socket) socket.close();
         showAgain();
         return;
       }
@@ -446,7 +650,7 @@ export async function showPlay(main, params) {
 
     // -------------------------------------------------------------- moving
     function destinations() {
-      if (!game.turn || game.sending) return [];
+      if (!game.turn || game.sending || !link.up) return [];
       const moves = game.turn.moves;
       const p = game.pending;
       if (p) {
@@ -500,7 +704,7 @@ export async function showPlay(main, params) {
     }
 
     function clicked(station) {
-      if (!game.turn || game.sending || game.over) return;
+      if (!game.turn || game.sending || game.over || !link.up) return;
       if (!destinations().includes(station)) {
         say(`You cannot move to ${station} now: the ringed stations are your moves.`, "note");
         return;
@@ -548,7 +752,27 @@ export async function showPlay(main, params) {
       const move = clock.move - used;
       return move >= 0 ? { move, bank: clock.bank } : { move: 0, bank: Math.max(0, clock.bank + move) };
     }
+    /** The queue place and the time left of the expected wait. */
+    function renderQueue() {
+      if (!queue) return;
+      const left = queue.wait - (performance.now() - queue.at) / 1000;
+      mount(status, h("span", { id: "play-queue", "data-place": queue.place },
+        `${opponent} is playing as many games as it takes: you are number ${queue.place} ` +
+        `in its queue, ${left > 1 ? `about ${mmss(left)} to wait` : "any moment now"}.`));
+    }
+    function leaveQueue() {
+      queue = null;
+      game.refused = true;
+      forget();
+      if (socket) socket.close();
+      setState("refused");
+      mount(status, "You left the queue.");
+      say("");
+      showAgain();
+    }
     function renderClock() {
+      renderQueue();
+      renderDrop();
       const now = currentClock();
       if (!now) {
         mount(clockEl, "");
@@ -583,13 +807,18 @@ export async function showPlay(main, params) {
       }
       const legal = destinations();
       board.markLegal(legal);
+      // No connection, no moves: no rings (destinations) and no Resign button.
+      resign.hidden = Boolean(game.over) || !link.up;
+      root.setAttribute("data-connected", link.up ? "1" : "0");
       if (!game.pending && !chooser.hidden && !game.turn) chooser.hidden = true;
       root.setAttribute("data-turn", game.turn ? game.turn.turn : "");
       root.setAttribute("data-seat", game.turn ? game.turn.seat : "");
       root.setAttribute("data-move-number", view.move_number);
       board.root.setAttribute("data-to-move", game.turn ? game.turn.seat : "");
-      if (game.over) {
-        // The status says the result (finish).
+      if (game.over || game.refused) {
+        // The status says the result (finish) or that the game is gone.
+      } else if (!link.up) {
+        renderDrop();
       } else if (game.turn && !game.sending) {
         const seat = game.turn.seat;
         const where = seat === "mrx" ? view.mrx : view.detectives[parseInt(seat.slice(1), 10) - 1];
@@ -627,6 +856,7 @@ export async function showPlay(main, params) {
 
     function finish(msg) {
       game.over = msg;
+      forget();
       game.turn = null;
       clock = null;
       renderClock();
@@ -636,19 +866,23 @@ export async function showPlay(main, params) {
       const path = msg.mrx_path || [];
       if (board) board.select(null);
       const mine = msg.winner === side;
-      const headline = msg.winner === null ? "No winner" : mine ? "You win!" : "You lose";
+      const stoppedByServer = msg.termination === "aborted";
+      const headline = stoppedByServer ? "The server stopped the game"
+        : msg.winner === null ? "No winner" : mine ? "You win!" : "You lose";
       mount(status, `Game over: ${outcomeText({ winner: msg.winner, termination: msg.termination,
         seat: msg.seat })}`);
-      const link = h("span", { id: "replay-status", class: "note" }, "Saving the game…");
+      const stored = h("span", { id: "replay-status", class: "note" }, "Saving the game…");
       const again = h("button", { type: "button", id: "play-again", onclick: showAgain }, "Play again");
       result.hidden = false;
       mount(result, h("h2", { id: "play-headline", "data-winner": msg.winner || "" }, headline),
         h("p", {}, `${outcomeText({ winner: msg.winner, termination: msg.termination, seat: msg.seat })}` +
           ` after ${plural(msg.moves, "move")} of Mister X.`),
+        stoppedByServer ? h("p", { id: "play-stopped" }, "The server was stopped (or restarted) " +
+          "while the game ran: it is stored as aborted, without a winner and unrated.") : null,
         path.length ? h("p", { id: "mrx-path" }, `Mister X's path: ${path.join(" → ")}`) : null,
-        h("p", {}, link, " ", again));
+        h("p", {}, stored, " ", again));
       if (socket) socket.close();
-      storedReplay(msg.game, link);
+      storedReplay(msg.game, stored);
       render();
     }
 
