@@ -356,7 +356,8 @@ export async function showPlay(main, params) {
         const back = Boolean(game.id && link.token);
         const hello = { type: "hello", protocol: 1, name, role: "human",
           resume: back ? link.token : null };
-        if (token) hello.token = token;
+        const proof = guest ? null : claimOf(name); // claimed on an earlier connection too
+        if (proof) hello.token = proof;
         else if (!guest && !back) hello.register = true; // claim the name
         ws.send(JSON.stringify(hello));
         if (!back) mount(status, `Asking ${opponent} for a game…`);
