@@ -3,8 +3,9 @@
 :class:`Core` takes raw frames and connection events with the current time and returns
 :data:`server.outputs.Output` actions (send a message, close a connection, store a finished
 game). The asyncio shell (:mod:`server.app`) only moves bytes and runs timers around it.
-The core owns two parts with a module each: the admin lobby (:mod:`server.lobby`) and the
-ladder's and people's games (:mod:`server.ladder_games`).
+The core owns three parts with a module each: the checks a ``hello`` passes
+(:mod:`server.admission`), the admin lobby (:mod:`server.lobby`) and the ladder's and
+people's games (:mod:`server.ladder_games`).
 
 >>> core = Core(ServerConfig())
 >>> conn = core.connect(0.0)
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from functools import lru_cache
@@ -52,8 +53,8 @@ from protocol import (
     YourTurn,
     decode,
 )
-from protocol.names import PERSON_PREFIX, BadName, check_bot_name, enforce_person, look_alike
 from records import GameRecord
+from server.admission import Admission, check_labels, secret_matches
 from server.config import ServerConfig
 from server.ladder import Ladder
 from server.ladder_games import CHECKER_NAME, CHECKER_SESSION, LadderGames
@@ -70,7 +71,6 @@ from server.outputs import (
     refuse_hello,
 )
 from server.ratelimit import TokenBucket
-from server.registration import Registrations
 from server.session import SERVER_VERSION, Connection, Session, session_name
 
 log = logging.getLogger(__name__)
@@ -112,10 +112,8 @@ class Core:
         self.lobby = Lobby(config, self.sessions, self.new_id, self)
         #: The standing ladder (``config.ladder``), its check games and people's games.
         self.ladder_games = LadderGames(config, self.sessions, self.new_id, wall, self)
-        #: New accounts per address, in all, and being made now.
-        self.registrations = Registrations(
-            config.registrations_per_address, config.registrations_total,
-            config.registration_window_s, config.registration_queue)
+        #: The checks a ``hello`` passes (names, registrations, refused account checks).
+        self.admission = Admission(config, reserved=(CHECKER_NAME,))
 
     @property
     def ladder(self) -> Ladder | None:
@@ -300,10 +298,10 @@ class Core:
             return refuse_hello(conn.id, ErrorCode.UNSUPPORTED_VERSION,
                                 f"protocol {hello.protocol} is not supported; this server "
                                 f"speaks {PROTOCOL_VERSION}")
-        problem = _check_labels(hello)
+        problem = check_labels(hello)
         if problem is not None:
             return self._violation(conn, ErrorCode.BAD_VALUE, problem, now)
-        refused = self._name_refused(conn, hello)
+        refused = self.admission.name_refused(conn, hello, self.sessions.values(), self.ladder)
         if refused is not None:
             return refused
         refused = self.ladder_games.refused(conn, hello)
@@ -315,50 +313,10 @@ class Core:
                                 "connect to this server (only its own pages, and origins "
                                 "its operator allows with yard serve --allow-origin ORIGIN)")
         if hello.register:
-            refused = self._registration_refused(conn, hello, now)
+            refused = self.admission.registration_refused(conn, hello, now)
             if refused is not None:
                 return refused
         return self._check_token(conn, hello, now)
-
-    def _name_refused(self, conn: Connection, hello: Hello) -> list[Output] | None:
-        """The refusal of a bot's or person's name that is not a valid name in its normal
-        form, starts like a person's, or looks like a name that is taken
-        (:mod:`protocol.names`), or ``None``. A bot's name may not look like another bot's
-        that is connected, has a fixed token, is a house bot or is rated on the ladder; a
-        person's not like another person's who is connected. Names of accounts are
-        checked against the stored ones when the account is made (by the account check,
-        :class:`server.outputs.Authenticate`, the form first): an account made before
-        these rules, or a fixed token's name, keeps its name."""
-        try:
-            if hello.role is Role.BOT:
-                # The operator's names (fixed tokens, accounts) were admitted when made.
-                vouched = self.config.accounts or hello.name in self.config.bot_tokens
-                check_bot_name(hello.name, self._bot_names(), form=not vouched)
-            elif hello.role is Role.HUMAN:
-                name = session_name(hello)
-                like = look_alike(name, (s.name for s in self.sessions.values()
-                                         if s.role is Role.HUMAN))
-                if like is not None:
-                    raise BadName(ErrorCode.NAME_TAKEN,
-                                  f"name {hello.name!r:.80} looks like {like!r}, who is "
-                                  "playing here now: pick a name that reads differently",
-                                  like)
-                enforce_person(hello.name)
-        except BadName as exc:
-            return refuse_hello(conn.id, exc.code, str(exc))
-        return None
-
-    def _bot_names(self) -> Iterator[str]:
-        """The names a new bot's may not look like: connected bots (and those in their
-        grace period), fixed tokens, house bots, the ladder's rated bots, the checker."""
-        yield from self.config.reserved_names
-        yield from self.config.bot_tokens
-        yield CHECKER_NAME
-        for session in self.sessions.values():
-            if session.role is Role.BOT:
-                yield session.name
-        if self.ladder is not None:
-            yield from self.ladder.entrants
 
     def _check_token(self, conn: Connection, hello: Hello, now: float) -> list[Output]:
         """A well-formed ``hello``: check its bot's fixed token, or have the shell check its
@@ -371,10 +329,10 @@ class Core:
             if fixed is None and self.config.accounts:
                 return self._authenticate(conn, hello, now)
             if (fixed is not None or self.config.bot_tokens) and \
-                    not _secret_matches(fixed, hello.token):
+                    not secret_matches(fixed, hello.token):
                 return refuse_hello(conn.id, ErrorCode.BAD_TOKEN,
                                     f"bot {hello.name!r:.40} needs a valid token")
-        if hello.role is Role.ADMIN and not _secret_matches(self.config.admin_token,
+        if hello.role is Role.ADMIN and not secret_matches(self.config.admin_token,
                                                             hello.token):
             return refuse_hello(conn.id, ErrorCode.BAD_TOKEN,
                                 "admin actions need the admin token (yard serve prints "
@@ -386,40 +344,15 @@ class Core:
         loop); its ``hello`` waits in ``conn.pending``."""
         conn.pending = hello
         if hello.register:
-            self.registrations.begin(conn.id, conn.address, now)
+            self.admission.registrations.begin(conn.id, conn.address, now)
         return [Authenticate(conn.id, session_name(hello), hello.token, hello.register)]
-
-    def _registration_refused(self, conn: Connection, hello: Hello, now: float
-                              ) -> list[Output] | None:
-        """The refusal of a ``hello`` with ``register``, or ``None`` if it may register
-        (whether the name is free is for the account check): a bot's on a server with open
-        registration, a person's claim on one with games for people (the ladder), within
-        the registration limits (:class:`server.registration.Registrations`)."""
-        if hello.role is not Role.HUMAN and not (self.config.accounts
-                                                 and self.config.open_registration):
-            return refuse_hello(conn.id, ErrorCode.FORBIDDEN,
-                                "this server does not register bots (its operator adds "
-                                "accounts: yard accounts add NAME, or starts it with "
-                                "yard serve --accounts --open-registration)")
-        if hello.role not in (Role.BOT, Role.HUMAN) or hello.resume is not None:
-            return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
-                                "hello.register is for a bot's or a person's first "
-                                "connection (role bot or human, no resume)")
-        if hello.name in self.config.bot_tokens:
-            return refuse_hello(conn.id, ErrorCode.NAME_TAKEN,
-                                f"bot name {hello.name!r:.40} is taken")
-        reason = self.registrations.refusal(conn.address, now)
-        if reason is not None:
-            log.warning("registration of %r refused: %s", hello.name[:40], reason)
-            return refuse_hello(conn.id, ErrorCode.REGISTRATION_LIMIT, reason)
-        return None
 
     def authenticated(self, conn_id: int, verdict: AccountVerdict, now: float
                       ) -> list[Output]:
         """The shell's answer to :class:`Authenticate` for ``conn_id``: go on with its
         ``hello``, or refuse it."""
         self._now = now
-        self.registrations.end(conn_id)
+        self.admission.registrations.end(conn_id)
         conn = self.conns.get(conn_id)
         if conn is None or conn.pending is None:
             if verdict.status is AccountStatus.REGISTERED:
@@ -427,34 +360,9 @@ class Core:
                             conn_id)
             return []
         hello, conn.pending = conn.pending, None
-        name = f"{hello.name!r:.40}"
         if verdict.status in (AccountStatus.OK, AccountStatus.REGISTERED):
             return self._accept(conn, hello, now, session_name(hello), verdict.token)
-        if verdict.status is AccountStatus.INVALID:
-            return refuse_hello(conn.id, ErrorCode.BAD_VALUE, verdict.reason or "bad name")
-        if hello.role is Role.HUMAN:
-            return _refuse_claim(conn.id, hello, verdict)
-        match verdict.status:
-            case AccountStatus.UNKNOWN:
-                how = (", or register it (hello with \"register\": true)"
-                       if self.config.open_registration else "")
-                return refuse_hello(conn.id, ErrorCode.BAD_TOKEN,
-                                    f"bot {name} has no account on this server: ask its "
-                                    f"operator for one (yard accounts add NAME){how}")
-            case AccountStatus.WRONG_TOKEN:
-                return refuse_hello(conn.id, ErrorCode.BAD_TOKEN,
-                                    f"bot {name} needs its account's token")
-            case AccountStatus.REVOKED:
-                return refuse_hello(conn.id, ErrorCode.BAD_TOKEN,
-                                    f"the token of account {name} was revoked")
-            case AccountStatus.TAKEN:
-                like = ("" if verdict.like in (None, hello.name)
-                        else f" (it looks like {verdict.like!r}, which has an account)")
-                return refuse_hello(conn.id, ErrorCode.NAME_TAKEN,
-                                    f"bot name {name} is taken{like}: connect with its "
-                                    "account's token, or register another name")
-        return refuse_hello(conn.id, ErrorCode.ACCOUNTS_UNAVAILABLE,
-                            "the server cannot check accounts now; try again later")
+        return self.admission.refusal(conn.id, hello, verdict)
 
     def _accept(self, conn: Connection, hello: Hello, now: float,
                 account: str | None = None, account_token: str | None = None
@@ -495,7 +403,7 @@ class Core:
         # The token only works together with the name and role it was issued to (whose
         # bot or admin token ``_hello`` has checked), and only once: it is rotated.
         session = next((s for s in self.sessions.values()
-                        if _secret_matches(s.resume_token, token)), None)
+                        if secret_matches(s.resume_token, token)), None)
         name = session_name(hello)
         if session is None or session.name != name or session.role is not hello.role:
             return refuse_hello(conn.id, ErrorCode.BAD_RESUME_TOKEN,
@@ -751,51 +659,6 @@ CLIENT_TYPES = (Hello, MoveMsg, BotErrorMsg, Watch, ListBots, StartMatch, Play, 
                 Ping, Pong)
 """The message types a client may send; any other is a protocol violation."""
 
-LABEL_LIMIT = 64
-"""Most characters in a ``hello`` name, version or instance."""
-
-
-def _check_labels(hello: Hello) -> str | None:
-    """Why ``hello``'s name, version or instance is refused, or ``None``: the name must be
-    1 to 64 printable characters, version and instance at most 64 (stored with games and
-    written to logs, so no control characters)."""
-    fields = {"name": hello.name, "version": hello.version, "instance": hello.instance}
-    for key, value in fields.items():
-        if value is None:
-            continue
-        if key == "name" and not value:
-            return "hello.name must not be empty"
-        if len(value) > LABEL_LIMIT:
-            return f"hello.{key} is longer than {LABEL_LIMIT} characters ({len(value)})"
-        if not value.isprintable():
-            return f"hello.{key} contains control or unprintable characters"
-    return None
-
-
-def _refuse_claim(conn: int, hello: Hello, verdict: AccountVerdict) -> list[Output]:
-    """The refusal of a person's ``hello`` whose claim of its name failed."""
-    name = f"{hello.name!r:.40}"
-    match verdict.status:
-        case AccountStatus.UNKNOWN:
-            return refuse_hello(conn, ErrorCode.BAD_TOKEN,
-                                f"nobody has claimed the name {name} on this server: claim "
-                                "it (hello with \"register\": true) or play as a guest")
-        case AccountStatus.WRONG_TOKEN | AccountStatus.REVOKED:
-            return refuse_hello(conn, ErrorCode.BAD_TOKEN,
-                                f"the name {name} is claimed, and this is not its token (the "
-                                "browser that claimed it keeps it): pick another name or "
-                                "play as a guest")
-        case AccountStatus.TAKEN:
-            like = ("" if verdict.like in (None, PERSON_PREFIX + hello.name)
-                    else f" (it looks like {verdict.like!r})")
-            return refuse_hello(conn, ErrorCode.NAME_TAKEN,
-                                f"the name {name} is claimed by someone else{like}: pick "
-                                "another name or play as a guest")
-    return refuse_hello(conn, ErrorCode.ACCOUNTS_UNAVAILABLE,
-                        "the server cannot check claimed names now; try again later or "
-                        "play as a guest")
-
-
 @lru_cache(maxsize=64)
 def board_message(board: Board) -> BoardMsg:
     """``board`` as the protocol's ``board`` message (the JSON map format, plus the grid's
@@ -805,11 +668,3 @@ def board_message(board: Board) -> BoardMsg:
                     data["mrx_starts"], data.get("positions"),
                     board.width if board.is_grid else None,
                     board.height if board.is_grid else None)
-
-
-def _secret_matches(expected: str | None, given: str | None) -> bool:
-    """``given`` equals the secret ``expected``, compared in constant time (no timing leak
-    of how much of a token is right); ``False`` when either is missing."""
-    if expected is None or given is None:
-        return False
-    return secrets.compare_digest(expected.encode(), given.encode())

@@ -57,7 +57,7 @@ def test_registrations_are_bounded_per_address_in_all_and_in_flight() -> None:
         out.message
     _, out = hello(core, "d1", "10.0.0.1", 61.0)  # the window has moved on
     assert isinstance(out, Authenticate)
-    assert core.registrations.refused == 3
+    assert core.admission.registrations.refused == 3
 
 
 class _Held:
