@@ -115,7 +115,6 @@ TEST = Template('''"""$name plays whole games against the rules engine, in-proce
 from __future__ import annotations
 
 import pytest
-
 from bots.arena import play_game
 from bots.simple import RandomBot
 from game import Termination, Winner
