@@ -156,7 +156,8 @@ def _record(record: dict[str, Any]) -> str:
     games, wins = record["games"], record["wins"]
     if not games:
         return "no games"
-    return f"{games} games, {wins} wins ({100 * wins / games:.0f}%)"
+    return (f"{games} game{'s' * (games != 1)}, {wins} win{'s' * (wins != 1)} "
+            f"({100 * wins / games:.0f}%)")
 
 
 def _status(row: dict[str, Any]) -> str:
