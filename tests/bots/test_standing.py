@@ -134,3 +134,23 @@ def test_mistakes_are_one_line(served: Served, args: list[str], said: str) -> No
 def test_an_unreachable_server_is_one_line() -> None:
     with pytest.raises(StandingError, match=re.escape("cannot reach http://127.0.0.1:1/api/ladder")):
         fetch_standing("ws://127.0.0.1:1", "greedy")
+
+
+def test_yard_bot_run_plays_a_class_with_options_on_a_ladder(tmp_path: Path) -> None:
+    """``yard-bot run file.py:Class --option k=v``, the slim client's ``yard bot``: warms
+    up, plays its games and leaves; a bad option is one line before anything connects."""
+    bot = Path(__file__).parents[1] / "data" / "blunder_bot.py"
+    with ladder_server(tmp_path) as url:
+        argv = [sys.executable, "-m", "bots.cli", "run", f"{bot}:Blunder", "--url", url]
+        bad = subprocess.run([*argv, "--option", "nope=1"], capture_output=True, text=True,
+                             timeout=60 * SCALE, check=False)
+        assert bad.returncode == 2 and "has no option 'nope'" in bad.stderr
+        done = subprocess.run([*argv, "--name", "runner", "--ladder", "grid5", "--games", "2",
+                               "-v"], capture_output=True, text=True, timeout=120 * SCALE,
+                              check=False)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("connected as runner")
+        assert "runner: warmed up on grid5" in done.stderr
+        assert done.stderr.endswith("runner: played 2 games\n")
+        [row] = fetch_standing(url, "runner")["ladders"]
+    assert row["games"] == 2 and row["forfeits"] == {}
