@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
@@ -77,6 +76,7 @@ from protocol import (
     decode,
     encode,
 )
+from protocol.codec import loads
 from protocol.tokens import TokenFileError, read_token_file, write_token_file
 
 log = logging.getLogger(__name__)
@@ -155,8 +155,8 @@ def read_frame(frame: str | bytes) -> Message | None:
         return None
     if len(frame) <= MAX_FRAME:
         try:
-            data = orjson.loads(frame)
-        except orjson.JSONDecodeError:
+            data = loads(frame)
+        except ValueError:  # orjson.JSONDecodeError is one
             data = None  # decode() reports it
         if type(data) is dict:
             kind = data.get("type")

@@ -93,8 +93,11 @@ def bot_class(ref: str) -> type[Bot]:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
+            slim = (exc.name or "").startswith("bots.")  # yard-client: random only
             raise UnknownBotError(f"bot {ref!r} is registered but its module cannot be "
-                                  f"loaded: {exc}") from None
+                                  f"loaded: {exc}" + (" (the slim client yard-client has "
+                                  "only random: the others need the full yard install)"
+                                  if slim else "")) from None
         cls: type[Bot] = getattr(module, attr)
         return cls
     if ":" in ref:

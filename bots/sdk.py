@@ -31,14 +31,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from bots.base import Bot
 from bots.client import LOOPS, BotClient, account_token, run_client, run_on_loop
 from bots.options import Range
-from game import MRX, Move, Ruleset, View
+from game import MRX, Move, Ruleset, Ticket, View
 
-__all__ = ["MRX", "Bot", "Move", "Range", "Ruleset", "View", "run"]
+__all__ = ["MRX", "Bot", "Move", "Range", "Ruleset", "Ticket", "View", "run"]
 
 
 def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None, *,
@@ -67,8 +67,20 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None, *
     """
     default_name = os.environ.get("YARD_BOT_NAME") or getattr(bot, "name", "custom")
     parser = argparse.ArgumentParser(description=f"yard bot {default_name}")
-    parser.add_argument("--url", default=os.environ.get("YARD_URL") or "ws://127.0.0.1:8765")
-    parser.add_argument("--name", default=default_name)
+    add_client_options(parser, default_name)
+    args = parser.parse_args(argv)
+    return connect(bot, args, ladder=ladder, roles=getattr(bot, "roles", None))
+
+
+def add_client_options(parser: argparse.ArgumentParser, default_name: str | None) -> None:
+    """The command-line options of :func:`run` (also ``yard-bot run``'s; ``--name``
+    defaults to ``default_name``, ``None``: the caller's to fill in)."""
+    parser.add_argument("--url", default=os.environ.get("YARD_URL") or "ws://127.0.0.1:8765",
+                        help="the server's address (default $YARD_URL, else "
+                        "ws://127.0.0.1:8765)")
+    parser.add_argument("--name", default=default_name,
+                        help=f"name announced to the server (default "
+                        f"{default_name or 'the bot class name'})")
     parser.add_argument("--token", help="this bot's token, if the server requires one")
     parser.add_argument("--token-file", help="file holding this bot's token (with "
                         "--register: where the new token is written)")
@@ -83,12 +95,17 @@ def run(bot: type[Bot] | Callable[[], Bot], argv: Sequence[str] | None = None, *
     parser.add_argument("--instance", default=os.environ.get("YARD_BOT_INSTANCE") or None)
     parser.add_argument("--loop", choices=LOOPS, default="auto",
                         help="event loop (auto: uvloop when installed)")
-    args = parser.parse_args(argv)
+
+
+def connect(factory: Callable[[], Bot], args: argparse.Namespace, *,
+            ladder: Sequence[str] | None = None, roles: Iterable[str] | None = None) -> int:
+    """Play as :func:`run` does with the options ``args`` parsed by
+    :func:`add_client_options` (``ladder`` adds rulesets to ``--ladder``; ``roles``: the
+    sides the bot plays, default both); returns games played."""
     token, register, on_token = account_token(args.name, args.token, args.token_file,
                                               args.register)
-    ladder = list(ladder or ()) + [r for r in (args.ladder or "").split(",") if r]
-    client = BotClient(bot, args.url, args.name, args.version, token, args.games,
+    rulesets = list(ladder or ()) + [r for r in (args.ladder or "").split(",") if r]
+    client = BotClient(factory, args.url, args.name, args.version, token, args.games,
                        instance=args.instance, register=register, on_token=on_token,
-                       ladder=ladder or None, concurrent=args.max_games,
-                       roles=getattr(bot, "roles", None))
+                       ladder=rulesets or None, concurrent=args.max_games, roles=roles)
     return run_on_loop(run_client(client), args.loop)

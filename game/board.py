@@ -11,6 +11,7 @@ and shared by every state that uses it.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import re
 from collections import deque
@@ -54,6 +55,7 @@ class Board:
     positions: dict[int, tuple[int, int]] = field(default_factory=dict)
     _dist: list[Any] = field(default_factory=list, repr=False)
     _digest: list[str] = field(default_factory=list, repr=False)
+    _rows: dict[int, tuple[int, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def stations(self) -> range:
@@ -92,29 +94,53 @@ class Board:
         return self._dist[0]
 
     def distance(self, a: int, b: int) -> int:
-        """Shortest path length from ``a`` to ``b`` on land transport."""
-        return int(self.distances()[a, b])
+        """Shortest path length from ``a`` to ``b`` on land transport (as :meth:`distances`;
+        without numpy, as in the slim client ``yard-client``, from a breadth-first search
+        of ``a``'s row, kept)."""
+        if self._dist or _has_numpy():
+            return int(self.distances()[a, b])
+        row = self._rows.get(a)
+        if row is None:
+            row = self._rows[a] = tuple(_breadth_first(_land(self), a))
+        return row[b]
+
+
+@cache
+def _has_numpy() -> bool:
+    return importlib.util.find_spec("numpy") is not None
 
 
 def _all_pairs(board: Board) -> Any:
     import numpy as np
 
-    n = board.n_stations
-    land = [sorted({d for t in (0, 1, 2) for d in board.adjacency[t][s]}) for s in range(n + 1)]
-    dist = np.full((n + 1, n + 1), n + 1, dtype=np.int16)
+    land = _land(board)
+    dist = np.full((board.n_stations + 1, board.n_stations + 1), board.n_stations + 1,
+                   dtype=np.int16)
     for source in board.stations:
-        row = dist[source]
-        row[source] = 0
-        queue = deque([source])
-        while queue:
-            here = queue.popleft()
-            step = row[here] + 1
-            for there in land[here]:
-                if row[there] > step:
-                    row[there] = step
-                    queue.append(there)
+        dist[source] = _breadth_first(land, source)
     dist.setflags(write=False)
     return dist
+
+
+def _land(board: Board) -> list[list[int]]:
+    """Each station's neighbours by taxi, bus or underground (index 0 unused)."""
+    return [sorted({d for t in (0, 1, 2) for d in board.adjacency[t][s]})
+            for s in range(board.n_stations + 1)]
+
+
+def _breadth_first(land: list[list[int]], source: int) -> list[int]:
+    """Moves from ``source`` to every station over ``land`` (``len(land)`` if none)."""
+    row = [len(land)] * len(land)
+    row[source] = 0
+    queue = deque([source])
+    while queue:
+        here = queue.popleft()
+        step = row[here] + 1
+        for there in land[here]:
+            if row[there] > step:
+                row[there] = step
+                queue.append(there)
+    return row
 
 
 def _build_adjacency(n: int, edges: dict[Transport, list[tuple[int, int]]]) -> tuple[

@@ -1,5 +1,9 @@
 r"""The one JSON codec: :func:`encode` a message to text, :func:`decode` text to a message.
 
+Frames are written and the commonest ones read by orjson when it is installed (the full
+install; the slim client ``yard-client`` has it as an extra), else by the standard
+library: the same JSON values either way (:data:`HAVE_ORJSON`).
+
 :func:`decode` rejects oversized input, malformed JSON, unknown types, missing or extra
 fields and wrong field types with a :class:`~protocol.errors.ProtocolError` whose code says
 which, and whose message names the field.
@@ -18,17 +22,24 @@ protocol.errors.ProtocolError: message.name: a string holds a lone surrogate (no
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
+from collections.abc import Callable
 from enum import Enum
 from typing import Any
-
-import orjson
 
 from protocol.decoding import load_object
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.messages import EFFORT_KEYS, MESSAGE_TYPES, Effort, Message, MoveMsg
+
+try:
+    import orjson
+except ImportError:  # the slim client without its [fast] extra: the standard library
+    HAVE_ORJSON = False
+else:
+    HAVE_ORJSON = True
 
 DEFAULT_MAX_SIZE = 64 * 1024
 """Largest frame (in characters) :func:`decode` accepts unless told otherwise."""
@@ -39,7 +50,7 @@ def encode(msg: Message) -> str:
     return encode_bytes(msg).decode("utf-8")
 
 
-def encode_bytes(msg: Message) -> bytes:
+def _encode_orjson(msg: Message) -> bytes:
     """:func:`encode` as UTF-8 bytes, built by orjson in one pass (what the server sends).
 
     The same JSON value as ``json.dumps(to_json(msg))``; the text differs only where JSON
@@ -69,6 +80,17 @@ def encode_bytes(msg: Message) -> bytes:
     return prefix + body[1:]
 
 
+def _encode_json(msg: Message) -> bytes:
+    """:func:`encode` as UTF-8 bytes by the standard library (no orjson installed)."""
+    if type(msg) not in _TYPE_PREFIX:
+        _type_prefix(type(msg))  # refuses what is no message
+    return _encode_stdlib(msg).encode("utf-8", "surrogatepass")
+
+
+encode_bytes = _encode_orjson if HAVE_ORJSON else _encode_json
+"""``encode_bytes(msg)``: :func:`encode` as UTF-8 bytes (orjson's when installed)."""
+
+
 _TYPE_PREFIX: dict[type, bytes] = {}
 #: Message class -> its fields marked ``OMIT_DEFAULT``, with their defaults (filled in
 #: with the type prefix).
@@ -81,7 +103,7 @@ def _type_prefix(cls: type) -> bytes:
     if not (dataclasses.is_dataclass(cls) and isinstance(kind, str)):
         raise TypeError(f"{cls.__name__} is not a message class")
     _OMITTED[cls] = _omitted_fields(cls)
-    prefix = _TYPE_PREFIX[cls] = b'{"type":' + orjson.dumps(kind) + b","
+    prefix = _TYPE_PREFIX[cls] = b'{"type":' + json.dumps(kind).encode() + b","
     return prefix
 
 
@@ -95,10 +117,10 @@ def _omitted_fields(cls: type) -> tuple[tuple[str, Any], ...]:
 def _encode_dict(msg: Message) -> bytes:
     """:func:`encode_bytes` through :func:`to_json` (a message with fields to leave out)."""
     data = to_json(msg)
-    try:
-        return orjson.dumps(data)
-    except TypeError:  # orjson.JSONEncodeError: values only the standard library writes
-        return json.dumps(data, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    if HAVE_ORJSON:
+        with contextlib.suppress(TypeError):  # orjson.JSONEncodeError: the stdlib writes it
+            return orjson.dumps(data)
+    return json.dumps(data, separators=(",", ":")).encode("utf-8", "surrogatepass")
 
 
 def _encode_stdlib(msg: Message) -> str:
@@ -139,7 +161,7 @@ def decode(text: str | bytes, max_size: int = DEFAULT_MAX_SIZE, strict: bool = T
     if len(text) > max_size:
         raise ProtocolError(ErrorCode.TOO_LARGE,
                             f"frame of {len(text)} bytes exceeds the limit of {max_size}")
-    if strict:
+    if strict and HAVE_ORJSON:
         move = _fast_move(text)
         if move is not None:
             return move
@@ -246,6 +268,15 @@ def from_json(data: Any, strict: bool = True) -> Message:
 
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
+
+
+def _loads_json(text: str | bytes) -> Any:
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+loads: Callable[[str | bytes], Any] = orjson.loads if HAVE_ORJSON else _loads_json
+"""Parse JSON text (orjson's parser when installed); raises :class:`ValueError` on bad
+JSON. For fast paths that then check what they read: :func:`decode` is the validator."""
 
 
 _PLAIN = (str, int, float, bool, type(None), dict)

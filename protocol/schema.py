@@ -33,6 +33,17 @@ def message_schema(kind: str) -> dict[str, Any]:
             "description": " ".join(line.strip() for line in doc), **schema}
 
 
+HTTP_SCHEMA_DIR = SCHEMA_DIR / "http"
+"""Hand-written JSON Schemas of the HTTP API's answers that clients read (``yard standing``):
+``ladder.json`` (``/api/ladder``), ``ladder_bot.json`` (``/api/ladder/RULES/bots/NAME``)."""
+
+
+def load_http_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema ``protocol/schema/http/NAME.json`` of an HTTP API answer."""
+    loaded: dict[str, Any] = json.loads((HTTP_SCHEMA_DIR / f"{name}.json").read_text())
+    return loaded
+
+
 def load_schema(kind: str) -> dict[str, Any]:
     """The checked-in schema file of ``kind``."""
     loaded: dict[str, Any] = json.loads((SCHEMA_DIR / f"{kind}.json").read_text())

@@ -3,11 +3,15 @@
 // from Node 22).
 //
 //   node --experimental-websocket examples/js/bot.js --url ws://127.0.0.1:8765 --name jsbot
+//   ... --ladder grid5 --max-games 2 --games 10     (on a ladder server; docs/bots.md)
 //
 // --url, --name and --instance default to $YARD_URL, $YARD_BOT_NAME and $YARD_BOT_INSTANCE
 // (set by yard's launchers:
 // yard tournament run --engine name=jsbot cmd="node --experimental-websocket bot.js").
 // A dropped connection is resumed with the token from "welcome" (docs/protocol.md).
+// --ladder RULES[,RULES] asks to be matched on the server's ladder (--max-games: most games
+// at once); --games N leaves once the server has given N games ("leave": no new games, the
+// ones in progress are played out, nothing is forfeited); --token: the bot's token.
 //
 // The server sends each board as data ("board", docs/protocol.md) before the first game on
 // it; the bot computes shortest-path distances over it (breadth-first search over the
@@ -22,8 +26,12 @@ const url = args.url || process.env.YARD_URL || "ws://127.0.0.1:8765";
 const name = args.name || process.env.YARD_BOT_NAME || "jsbot";
 const instance = args.instance || process.env.YARD_BOT_INSTANCE || null;
 const maxGames = args.games ? Number(args.games) : Infinity;
+const ladder = args.ladder ? args.ladder.split(",") : null;
 const RETRY_MS = [200, 500, 1000, 2000, 4000];  // waits before each reconnect attempt
 let played = 0;
+const given = new Set();     // games the server gave us (game_start: once per side)
+const active = new Set();    // ... and not over yet
+let leaving = false;
 let resumeToken = null;   // from "welcome": sent in "hello" to take our seats back
 let announced = false;
 let stopping = false;
@@ -87,8 +95,14 @@ function connect() {
   const send = (msg) => ws.send(JSON.stringify(msg));
 
   ws.addEventListener("open", () => {
-    send({ type: "hello", protocol: 1, name, version: "js-1", token: args.token || null,
-           resume: resumeToken, instance });
+    const hello = { type: "hello", protocol: 1, name, version: "js-1", token: args.token || null,
+                    resume: resumeToken, instance };
+    if (ladder) {
+      hello.ladder = ladder;
+      if (args["max-games"]) hello.max_games = Number(args["max-games"]);
+    }
+    send(hello);
+    if (leaving) send({ type: "leave" });   // after a resume: still leaving
   });
 
   ws.addEventListener("message", (event) => {
@@ -110,6 +124,12 @@ function connect() {
       case "game_start": {   // rules.board: a board name, or the map itself (custom maps)
         const board = msg.rules.board;
         gameBoard.set(msg.game, boards.get(typeof board === "string" ? board : board.name));
+        given.add(msg.game);
+        active.add(msg.game);
+        if (given.size >= maxGames && !leaving) {
+          leaving = true;
+          send({ type: "leave" });   // answered by "leaving": no new games from now on
+        }
         break;
       }
       case "your_turn":
@@ -125,14 +145,19 @@ function connect() {
       case "game_over":
         played += 1;
         gameBoard.delete(msg.game);
+        active.delete(msg.game);
         console.error(`game ${msg.game}: ${msg.winner} won (${msg.termination})`);
-        if (played >= maxGames) {
+        if (leaving && active.size === 0) {
           stopping = true;
           ws.close();
         }
         break;
+      case "standing":   // after each ladder game: rating and rank on that ruleset
+        console.error(`${msg.rules}: rank ${msg.rank} of ${msg.of}, ` +
+                      `mu ${msg.rating.mu} sigma ${msg.rating.sigma}`);
+        break;
       default:
-        break;   // update, move_ok: nothing to do for this bot
+        break;   // update, move_ok, leaving: nothing to do for this bot
     }
   });
 

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from game import BoardError, Transport, grid_board, load_board
-from game.board import board_from_dict, load_board_file
+from game import board as board_module
+from game.board import board_from_dict, board_to_dict, load_board_file
 
 MAP_EXAMPLES = 200
 
@@ -59,6 +60,17 @@ def test_distances() -> None:
     assert board.distance(108, 115) > 1  # the ferry does not count
     grid = grid_board(5, 5)
     assert grid.distance(1, 25) == 8
+
+
+def test_distances_without_numpy_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The slim client has no numpy: ``distance`` then searches from the first station
+    (rows kept) and gives what the numpy table gives, for every London pair."""
+    table = load_board("london").distances()
+    monkeypatch.setattr(board_module, "_has_numpy", lambda: False)
+    board = board_from_dict(json.loads(json.dumps(board_to_dict(load_board("london")))))
+    assert [[board.distance(a, b) for b in board.stations] for a in board.stations] == \
+        table[1:, 1:].tolist()
+    assert not board._dist  # no numpy table was built
 
 
 def test_bad_grid_sizes() -> None:

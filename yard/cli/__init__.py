@@ -27,6 +27,8 @@ COMMANDS: dict[str, str] = {
     "bot": "yard.cli.bots:bot",
     "bots": "yard.cli.botlist:list_bots",
     "bot-check": "yard.cli.botcheck:bot_check",
+    "new-bot": "yard.cli.kit:new_bot",
+    "standing": "yard.cli.kit:standing",
     "games": "yard.cli.records:games",
     "replay": "yard.cli.records:replay",
     "import": "yard.cli.records:import_records",
