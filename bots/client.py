@@ -188,6 +188,7 @@ class BotClient:
                  on_token: Callable[[str], None] | None = None,
                  ladder: Sequence[str] | None = None, concurrent: int | None = None,
                  roles: Iterable[str] | None = None) -> None:
+        """A client not yet connected: :meth:`run` connects it and plays."""
         self.factory = factory
         self.url = url
         self.name = name
@@ -682,11 +683,11 @@ _PATH = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?(?:[\\/][^\s\\/'\"]+)+[\\/]")
 
 
 def describe_error(exc: BaseException) -> str:
-    """``Type: first line of the message`` of ``exc``, for a ``bot_error`` the opponent may
+    r"""``Type: first line of the message`` of ``exc``, for a ``bot_error`` the opponent may
     read in the replay: never the traceback, and directories cut from absolute paths
     (``FileNotFoundError: [Errno 2] No such file or directory: '…/w.pt'``).
 
-    >>> describe_error(ValueError("no route\\nfrom 4"))
+    >>> describe_error(ValueError("no route\nfrom 4"))
     'ValueError: no route'
     """
     try:

@@ -91,6 +91,7 @@ class LadderGames:
     def __init__(self, config: ServerConfig, sessions: dict[str, Session],
                  new_id: Callable[[str], str], wall: Callable[[float], datetime] | None,
                  core: Referee) -> None:
+        """No games yet; a :class:`Ladder` when ``config.ladder`` names rulesets."""
         self.config = config
         self.sessions = sessions
         self.new_id = new_id
