@@ -348,21 +348,9 @@ class BotClient:
 
     def _on_message(self, msg: Message) -> None:
         if isinstance(msg, Welcome):
-            self.session, self._resume = msg.session, msg.resume_token
-            if msg.token is not None and self.register:
-                self.token, self.register = msg.token, False
-                if self.on_token is not None:
-                    self.on_token(msg.token)
-            self.connected.set()
-            self._left = False
-            if self.leaving:  # a new session, or a resumed one: ask (again)
-                self._send(Leave())
+            self._welcome(msg)
         elif isinstance(msg, Standing):
-            self.standings[msg.rules] = msg
-            rating = msg.rating
-            log.info("%s: %s ladder rank %d of %d (rating %.1f ± %.1f after %d games)",
-                     self.name, msg.rules, msg.rank, msg.of, rating.mu, 2 * rating.sigma,
-                     rating.games)
+            self._standing(msg)
         elif isinstance(msg, Leaving):
             self._left = True
             log.info("%s: leaving; %d games to finish", self.name, len(msg.games))
@@ -376,6 +364,24 @@ class BotClient:
             self._send(Pong(msg.nonce))
         elif isinstance(msg, Error):
             self._error(msg)
+
+    def _welcome(self, msg: Welcome) -> None:
+        self.session, self._resume = msg.session, msg.resume_token
+        if msg.token is not None and self.register:
+            self.token, self.register = msg.token, False
+            if self.on_token is not None:
+                self.on_token(msg.token)
+        self.connected.set()
+        self._left = False
+        if self.leaving:  # a new session, or a resumed one: ask (again)
+            self._send(Leave())
+
+    def _standing(self, msg: Standing) -> None:
+        self.standings[msg.rules] = msg
+        rating = msg.rating
+        log.info("%s: %s ladder rank %d of %d (rating %.1f ± %.1f after %d games)",
+                 self.name, msg.rules, msg.rank, msg.of, rating.mu, 2 * rating.sigma,
+                 rating.games)
 
     def _error(self, msg: Error) -> None:
         if msg.code is ErrorCode.UNKNOWN_TYPE and self.leaving and "'leave'" in msg.message:

@@ -17,8 +17,8 @@ than :data:`CHECKED_VERSIONS`, or an internal missing or of another shape), the 
 stay off and every frame takes websockets' own path; this is logged once, naming the
 version and what is missing. Off rather than a failed import: websockets' own path is
 always correct, only slower, and a server or bot that stops working after a websockets
-upgrade would be worse than a slower one. ``tests/test_wsframes.py`` fails loudly instead,
-so a maintainer re-checks before the pin in pyproject.toml moves.
+upgrade would be worse than a slower one. ``tests/protocol/test_wsframes.py`` fails loudly
+instead, so a maintainer re-checks before the pin in pyproject.toml moves.
 
 >>> read_header(b"\x81\x05hello", 0)
 (129, False, 2, 5)
