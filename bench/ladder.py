@@ -59,7 +59,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # bench/tournament.py would shadow the tournament package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
@@ -79,6 +79,9 @@ from ratings.live import LiveRatings  # noqa: E402
 from ratings.outcomes import GameOutcome  # noqa: E402
 from server.ladder import Ladder, Result  # noqa: E402
 from tournament.schedule import Format, Pairing, make_schedule  # noqa: E402
+
+if TYPE_CHECKING:
+    from ratings.leaderboard import LeaderboardRow
 
 ROOT = Path(__file__).resolve().parent.parent
 TRUTH_FILE = ROOT / "bench" / "data" / "ladder_truth.json"
@@ -374,10 +377,7 @@ def settle_seed(config: SettleConfig, seed: int) -> SettleRun:
     players = list(elo)
     best = max(players, key=elo.__getitem__)
     play = model_play(elo, config.advantage, random.Random(seed * 2))
-    ladder = Ladder([rules], placement=config.placement, rng=random.Random(seed),
-                    rank_refresh_s=config.refresh_s)
-    for name in players:
-        ladder.join(name, [rules])
+    ladder = _settle_ladder(config, seed, rules, players)
     drifts = {f"openskill tau={t:g}": LiveRatings(tau=t) for t in SETTLE_TAUS}
     fresh = Ranking(0.0)
     outcomes: list[GameOutcome] = []
@@ -408,11 +408,7 @@ def settle_seed(config: SettleConfig, seed: int) -> SettleRun:
             "history-fresh": [r.name for r in fresh.rows()],
         }
         run.polls += 1
-        for key, shown in orders.items():
-            if key in previous and previous[key] != shown:
-                run.changes[key] += 1
-                run.changes_after[key] += done > config.after
-            previous[key] = shown
+        _count_changes(run, orders, previous, done > config.after)
         if done <= config.after:
             return
         run.after_polls += 1
@@ -421,22 +417,7 @@ def settle_seed(config: SettleConfig, seed: int) -> SettleRun:
         started = time.perf_counter()
         board = leaderboard(outcomes, anchor="mean", samples=config.samples, seed=seed)
         run.board_seconds += time.perf_counter() - started
-        rows = board.rows
-        sure = [(rows[k].player, rows[k + 1].player) for k in range(len(rows) - 1)
-                if (rows[k].superiority or 0.0) >= 0.95]
-        if not sure:
-            return
-        run.los_polls += 1
-        run.los_pairs[""] += len(sure)
-        everywhere = len(sure) == len(rows) - 1
-        run.all_polls += everywhere
-        for key, shown in orders.items():
-            place = {n: i for i, n in enumerate(shown)}
-            agree = [place.get(a, math.inf) < place.get(b, math.inf) for a, b in sure]
-            run.pair_agree[key] += sum(agree)
-            run.poll_agree[key] += all(agree)
-            if everywhere:
-                run.full_agree[key] += shown == [r.player for r in rows]
+        _count_agreement(run, orders, board.rows)
 
     start()
     done = 0
@@ -459,6 +440,47 @@ def settle_seed(config: SettleConfig, seed: int) -> SettleRun:
         start()
     run.refits = ladder.ranks[rules].fits
     return run
+
+
+def _settle_ladder(config: SettleConfig, seed: int, rules: str, players: list[str]
+                   ) -> Ladder:
+    """The ladder of one settle seed, every player joined to ``rules``."""
+    ladder = Ladder([rules], placement=config.placement, rng=random.Random(seed),
+                    rank_refresh_s=config.refresh_s)
+    for name in players:
+        ladder.join(name, [rules])
+    return ladder
+
+
+def _count_changes(run: SettleRun, orders: dict[str, list[str]],
+                   previous: dict[str, list[str]], late: bool) -> None:
+    """Count each order that changed since the last poll (``late``: after the burn-in)."""
+    for key, shown in orders.items():
+        if key in previous and previous[key] != shown:
+            run.changes[key] += 1
+            run.changes_after[key] += late
+        previous[key] = shown
+
+
+def _count_agreement(run: SettleRun, orders: dict[str, list[str]],
+                     rows: Sequence[LeaderboardRow]) -> None:
+    """Count how far each order agrees with the offline leaderboard's ``rows`` on the
+    neighbours it ranks with a LOS >= 0.95 (and on the whole order when all are)."""
+    sure = [(rows[k].player, rows[k + 1].player) for k in range(len(rows) - 1)
+            if (rows[k].superiority or 0.0) >= 0.95]
+    if not sure:
+        return
+    run.los_polls += 1
+    run.los_pairs[""] += len(sure)
+    everywhere = len(sure) == len(rows) - 1
+    run.all_polls += everywhere
+    for key, shown in orders.items():
+        place = {n: i for i, n in enumerate(shown)}
+        agree = [place.get(a, math.inf) < place.get(b, math.inf) for a, b in sure]
+        run.pair_agree[key] += sum(agree)
+        run.poll_agree[key] += all(agree)
+        if everywhere:
+            run.full_agree[key] += shown == [r.player for r in rows]
 
 
 def settle(args: argparse.Namespace) -> None:

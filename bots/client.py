@@ -188,6 +188,7 @@ class BotClient:
                  on_token: Callable[[str], None] | None = None,
                  ladder: Sequence[str] | None = None, concurrent: int | None = None,
                  roles: Iterable[str] | None = None) -> None:
+        """A client not yet connected: :meth:`run` connects it and plays."""
         self.factory = factory
         self.url = url
         self.name = name
@@ -347,21 +348,9 @@ class BotClient:
 
     def _on_message(self, msg: Message) -> None:
         if isinstance(msg, Welcome):
-            self.session, self._resume = msg.session, msg.resume_token
-            if msg.token is not None and self.register:
-                self.token, self.register = msg.token, False
-                if self.on_token is not None:
-                    self.on_token(msg.token)
-            self.connected.set()
-            self._left = False
-            if self.leaving:  # a new session, or a resumed one: ask (again)
-                self._send(Leave())
+            self._welcome(msg)
         elif isinstance(msg, Standing):
-            self.standings[msg.rules] = msg
-            rating = msg.rating
-            log.info("%s: %s ladder rank %d of %d (rating %.1f ± %.1f after %d games)",
-                     self.name, msg.rules, msg.rank, msg.of, rating.mu, 2 * rating.sigma,
-                     rating.games)
+            self._standing(msg)
         elif isinstance(msg, Leaving):
             self._left = True
             log.info("%s: leaving; %d games to finish", self.name, len(msg.games))
@@ -375,6 +364,24 @@ class BotClient:
             self._send(Pong(msg.nonce))
         elif isinstance(msg, Error):
             self._error(msg)
+
+    def _welcome(self, msg: Welcome) -> None:
+        self.session, self._resume = msg.session, msg.resume_token
+        if msg.token is not None and self.register:
+            self.token, self.register = msg.token, False
+            if self.on_token is not None:
+                self.on_token(msg.token)
+        self.connected.set()
+        self._left = False
+        if self.leaving:  # a new session, or a resumed one: ask (again)
+            self._send(Leave())
+
+    def _standing(self, msg: Standing) -> None:
+        self.standings[msg.rules] = msg
+        rating = msg.rating
+        log.info("%s: %s ladder rank %d of %d (rating %.1f ± %.1f after %d games)",
+                 self.name, msg.rules, msg.rank, msg.of, rating.mu, 2 * rating.sigma,
+                 rating.games)
 
     def _error(self, msg: Error) -> None:
         if msg.code is ErrorCode.UNKNOWN_TYPE and self.leaving and "'leave'" in msg.message:
@@ -682,11 +689,11 @@ _PATH = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?(?:[\\/][^\s\\/'\"]+)+[\\/]")
 
 
 def describe_error(exc: BaseException) -> str:
-    """``Type: first line of the message`` of ``exc``, for a ``bot_error`` the opponent may
+    r"""``Type: first line of the message`` of ``exc``, for a ``bot_error`` the opponent may
     read in the replay: never the traceback, and directories cut from absolute paths
     (``FileNotFoundError: [Errno 2] No such file or directory: '…/w.pt'``).
 
-    >>> describe_error(ValueError("no route\\nfrom 4"))
+    >>> describe_error(ValueError("no route\nfrom 4"))
     'ValueError: no route'
     """
     try:

@@ -1,6 +1,7 @@
-"""``yard-bot check``: a bot plays a few whole games in-process against the random bot, on
-each ruleset it claims and in each role it plays, with no server: legal moves to the end,
-no exception, and how long its moves take. (``yard bot-check``, in the full install, is
+"""``yard-bot check``: a bot plays a few whole games in-process against the random bot.
+
+On each ruleset it claims and in each role it plays, with no server: legal moves to the
+end, no exception, and how long its moves take. (``yard bot-check``, in the full install, is
 the protocol battery over a real server: dropped connections, deadlines, unknown fields.)
 
 >>> from bots.simple import RandomBot

@@ -1,5 +1,7 @@
-"""The public SDK for custom Python bots: subclass :class:`Bot`, implement ``choose``,
-call :func:`run`. Your bot then plays on any yard server exactly like the built-in ones::
+"""The public SDK for custom Python bots.
+
+Subclass :class:`Bot`, implement ``choose``, call :func:`run`. Your bot then plays on any
+yard server exactly like the built-in ones::
 
     from bots.sdk import Bot, run
 

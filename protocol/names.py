@@ -91,6 +91,7 @@ class BadName(ProtocolError):
     (it is, or looks like, a name that is taken: ``like``)."""
 
     def __init__(self, code: ErrorCode, message: str, like: str | None = None) -> None:
+        """A ``hello`` refusal with ``code`` and ``message``; ``like``: the name it looks like."""
         super().__init__(code, message, "hello")
         #: The existing or reserved name it looks like, if that is why.
         self.like = like

@@ -1,4 +1,4 @@
-"""Websocket frames by hand for the two fast paths, and the one door to websockets' internals.
+r"""Websocket frames by hand for the two fast paths, and the one door to websockets' internals.
 
 The bot client (:mod:`bots.fastws`) and the match server (:mod:`server.frames`,
 :mod:`server.outbox`) read and write whole text frames themselves where websockets' general
@@ -17,15 +17,15 @@ than :data:`CHECKED_VERSIONS`, or an internal missing or of another shape), the 
 stay off and every frame takes websockets' own path; this is logged once, naming the
 version and what is missing. Off rather than a failed import: websockets' own path is
 always correct, only slower, and a server or bot that stops working after a websockets
-upgrade would be worse than a slower one. ``tests/test_wsframes.py`` fails loudly instead,
-so a maintainer re-checks before the pin in pyproject.toml moves.
+upgrade would be worse than a slower one. ``tests/protocol/test_wsframes.py`` fails loudly
+instead, so a maintainer re-checks before the pin in pyproject.toml moves.
 
->>> read_header(b"\\x81\\x05hello", 0)
+>>> read_header(b"\x81\x05hello", 0)
 (129, False, 2, 5)
->>> read_header(b"\\x81\\x7e\\x01", 0)  # a 16-bit length cut short: 4 header bytes
+>>> read_header(b"\x81\x7e\x01", 0)  # a 16-bit length cut short: 4 header bytes
 4
 >>> text_header(5) + b"hello"
-b'\\x81\\x05hello'
+b'\x81\x05hello'
 """
 
 from __future__ import annotations
@@ -157,9 +157,9 @@ the same object between two reads means nothing else fed it meanwhile."""
 
 
 def between_frames(protocol: Protocol) -> bool:
-    """Websockets' parser waits for the next frame with nothing buffered (not in the
-    middle of one, not inside a fragmented message, not discarding after a close frame or
-    a failure): then a whole frame read by hand is what it would have made of it."""
+    """Whether websockets' parser waits for the next frame with nothing buffered (not in
+    the middle of one, not inside a fragmented message, not discarding after a close frame
+    or a failure): then a whole frame read by hand is what it would have made of it."""
     reader = getattr(protocol, "reader", None)
     if (getattr(reader, "buffer", True) or getattr(protocol, "current_size", 0) is not None
             or _PARSE_CODE is None or _AT_EOF_CODE is None):

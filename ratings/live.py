@@ -63,6 +63,7 @@ class LiveRatings:
     which keeps a rating moving however many games it rests on."""
 
     def __init__(self, tau: float | None = None) -> None:
+        """An empty pool, on openskill's Plackett-Luce model (``tau`` as the class says)."""
         from openskill.models import PlackettLuce  # a third of a second: only for a ladder
 
         self._model = (PlackettLuce(mu=MU, sigma=SIGMA, beta=BETA) if tau is None

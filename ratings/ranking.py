@@ -76,6 +76,7 @@ class Ranking:
 
     def __init__(self, refresh_s: float = DEFAULT_REFRESH_S,
                  prior_sd: float = DEFAULT_PRIOR_SD) -> None:
+        """An empty pool, refitted at most every ``refresh_s`` s (Elo prior sd ``prior_sd``)."""
         if refresh_s < 0:
             raise ValueError("refresh_s must be >= 0")
         self.refresh_s = refresh_s

@@ -1,4 +1,4 @@
-"""The server's websocket fast read path: whole masked text frames straight to the core.
+r"""The server's websocket fast read path: whole masked text frames straight to the core.
 
 In: :class:`DirectConnection` hands whole masked text frames from ``data_received``
 straight to a sink, and everything else to websockets. Out: the server's text frames are
@@ -7,7 +7,7 @@ into the transport). The frame parsing and every use of websockets' internals ar
 :mod:`protocol.wsframes`, shared with the bot client's fast path (:mod:`bots.fastws`).
 
 >>> text_header(5) + b"hello"
-b'\\x81\\x05hello'
+b'\x81\x05hello'
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ class DirectConnection(ServerConnection):
     yard_limit: int | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """A websockets connection, on the fast path when :data:`protocol.wsframes.FAST_PATH`."""
         super().__init__(*args, **kwargs)
         #: Whole data frames go to the sink (False: websockets' path for all of them).
         self.yard_direct = wsframes.FAST_PATH

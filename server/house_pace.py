@@ -27,6 +27,7 @@ class HousePace:
     average (0: none at all)."""
 
     def __init__(self, houses: Iterable[str], rate: float, now: float) -> None:
+        """Pace the house bots ``houses`` at ``rate`` games a minute, starting at ``now``."""
         if rate < 0:
             raise ValueError(f"the house-vs-house rate must be >= 0, got {rate}")
         self.houses = frozenset(houses)

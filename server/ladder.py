@@ -165,6 +165,7 @@ class Ladder:
                  rng: random.Random | None = None,
                  wall: Callable[[float], datetime] | None = None,
                  rank_refresh_s: float = 2.0) -> None:
+        """An empty ladder; ``ValueError`` unless ``pause_after`` >= 1, the others >= 0."""
         if pause_after < 1 or placement < 0 or pause_s < 0:
             raise ValueError("pause_after must be >= 1, placement and pause_s >= 0")
         from ratings.live import LiveRatings

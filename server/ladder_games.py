@@ -103,6 +103,7 @@ class LadderGames:
     def __init__(self, config: ServerConfig, sessions: dict[str, Session],
                  new_id: Callable[[str], str], wall: Callable[[float], datetime] | None,
                  core: Referee) -> None:
+        """No games yet; a :class:`Ladder` when ``config.ladder`` names rulesets."""
         self.config = config
         self.sessions = sessions
         self.new_id = new_id
@@ -146,14 +147,7 @@ class LadderGames:
         """The refusal of a ``hello`` whose ladder fields or role this server cannot
         serve, or ``None``."""
         if hello.role is Role.HUMAN:
-            if not self.config.ladder:
-                return refuse_hello(conn.id, ErrorCode.FORBIDDEN,
-                                    "this server has no games for people (its operator "
-                                    "starts them with yard serve --ladder RULES)")
-            if hello.ladder or hello.roles:
-                return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
-                                    "a person's hello has no ladder or roles")
-            return None
+            return self._person_refused(conn, hello)
         if hello.ladder is None and hello.max_games is None and hello.roles is None:
             return None
         if hello.role is not Role.BOT:
@@ -178,6 +172,18 @@ class LadderGames:
             return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
                                 f"hello.ladder {unknown or hello.ladder!r:.80}: this server's "
                                 f"ladder plays {', '.join(self.config.ladder)}")
+        return None
+
+    def _person_refused(self, conn: Connection, hello: Hello) -> list[Output] | None:
+        """The refusal of a person's ``hello`` (no games for people here, or ladder fields
+        it may not have), or ``None``."""
+        if not self.config.ladder:
+            return refuse_hello(conn.id, ErrorCode.FORBIDDEN,
+                                "this server has no games for people (its operator "
+                                "starts them with yard serve --ladder RULES)")
+        if hello.ladder or hello.roles:
+            return refuse_hello(conn.id, ErrorCode.BAD_VALUE,
+                                "a person's hello has no ladder or roles")
         return None
 
     def joined(self, session: Session, now: float) -> list[Output]:

@@ -47,9 +47,11 @@ class PlayQueue:
     """Waiting people, in the order they asked (one request per session)."""
 
     def __init__(self) -> None:
+        """An empty queue."""
         self._waiting: list[Waiting] = []
 
     def __len__(self) -> int:
+        """How many people wait."""
         return len(self._waiting)
 
     def add(self, request: Waiting) -> int:
@@ -108,6 +110,7 @@ class Durations:
     people's games): what :func:`expected_wait` needs."""
 
     def __init__(self, default_s: float = DEFAULT_GAME_S) -> None:
+        """No games seen yet: every mean is ``default_s`` seconds until one is."""
         self.default_s = default_s
         self._mean: dict[str, float] = {}
 

@@ -25,6 +25,7 @@ class Registrations:
     ``per_address`` and ``total``), and at most ``queue`` being made at once."""
 
     def __init__(self, per_address: int, total: int, window_s: float, queue: int) -> None:
+        """Nothing counted yet (the bounds are as the class says)."""
         self.per_address = per_address
         self.total = total
         self.window_s = window_s

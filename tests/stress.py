@@ -5,7 +5,7 @@ process instead of waiting on the condition it needs). Run the suite beside this
 find such tests::
 
     python tests/stress.py -- .venv/bin/pytest              # the README's test command
-    python tests/stress.py -- .venv/bin/pytest -n 0 tests/test_server.py
+    python tests/stress.py -- .venv/bin/pytest -n 0 tests/server/test_server.py
     python tests/stress.py --cores 1 --seconds 60           # only the hog, for a minute
 
 With a command after ``--`` the hog starts, the command runs beside it, the hog stops
@@ -55,8 +55,8 @@ def stop_hog(hogs: list[multiprocessing.Process]) -> None:
         hog.join(5)
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """The hog's options, and the command after ``--`` (empty without one)."""
     command: list[str] = []
     if "--" in argv:
         at = argv.index("--")
@@ -70,7 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.cores < 1:
         parser.error("--cores must be at least 1")
+    return args, command
 
+
+def main(argv: list[str] | None = None) -> int:
+    args, command = parse(sys.argv[1:] if argv is None else argv)
     stopping = False
 
     def on_term(signum: int, frame: FrameType | None) -> None:
