@@ -16,7 +16,7 @@ from tests.yard_cli import YARD
 
 
 @pytest.fixture
-def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
+def serve_process(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
     """A `yard serve` process on a free port and a fresh SQLite file, with the module's
     ``SERVE_ARGS``; yields (ws url, db url)."""
     url = f"sqlite:///{tmp_path / 'serve.db'}"

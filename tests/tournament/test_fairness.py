@@ -197,8 +197,8 @@ run(Sleeper)
 
 
 def test_a_custom_bot_reports_effort_through_the_sdk_and_plays_without_a_pool(
-        server: tuple[str, str], tmp_path: Path) -> None:
-    ws_url, url = server
+        serve_process: tuple[str, str], tmp_path: Path) -> None:
+    ws_url, url = serve_process
     script = tmp_path / "sleeper.py"
     script.write_text(SLEEPER)
     bots = [subprocess.Popen(args, stdout=subprocess.PIPE, text=True) for args in

@@ -144,7 +144,7 @@ async def test_a_child_that_cannot_start_reports_the_end_of_its_log(tmp_path: Pa
     assert "bot 'mcts' has no option 'nonsense'" in log.read_text()
 
 
-SERVE_ARGS = ["--grace", "0.5"]  # the `server` fixture's: a short disconnect grace
+SERVE_ARGS = ["--grace", "0.5"]  # the `serve_process` fixture's: a short disconnect grace
 
 
 def start_bot(args: list[str]) -> subprocess.Popen[str]:
@@ -171,8 +171,8 @@ run(Crasher)
 
 
 def test_missing_and_crashing_bots_forfeit_and_the_tournament_goes_on(
-        server: tuple[str, str], tmp_path: Path) -> None:
-    ws_url, url = server
+        serve_process: tuple[str, str], tmp_path: Path) -> None:
+    ws_url, url = serve_process
     script = tmp_path / "crasher.py"
     script.write_text(CRASHER)
     random_bot = start_bot([*YARD, "bot", "random", "--url", ws_url])
