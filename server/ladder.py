@@ -8,9 +8,10 @@ result. The policy (also in docs/ladder.md):
 - **Pairs.** Every match is a role-swapped pair: A plays Mister X against B, then B plays
   Mister X against A, from a secret random deal (the detectives' starts shared, Mister X's
   drawn afresh for each game, so game 1 tells nothing about game 2). Both games start at
-  once when both bots have two free game slots; otherwise the second waits for them, and a
-  bot waiting for its pair's second game is offered nothing new. A second game whose bot
-  left is dropped.
+  once when both bots have two free game slots; otherwise the second starts as soon as both
+  have a free slot (waiting second games go before new pairs), at the latest when the first
+  ends; their other free slots take new games meanwhile. A second game whose bot left is
+  dropped.
 - **Roles.** A bot plays only the sides it declared (``hello.roles``; default both): two
   bots meet only if one can play Mister X and the other the detectives, and a match with a
   one-role bot is a single game in that role, not a pair.
@@ -41,7 +42,7 @@ result. The policy (also in docs/ladder.md):
 from __future__ import annotations
 
 import random
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -73,6 +74,19 @@ PLACEMENT_QUANTILES = (0.5, 1 / 6, 5 / 6, 1 / 3, 2 / 3)
 FORFEITS = frozenset({Termination.TIMEOUT, Termination.ILLEGAL_MOVE,
                       Termination.PROTOCOL_VIOLATION, Termination.DISCONNECTED,
                       Termination.BOT_ERROR})
+
+
+class OpCount:
+    """A running count of the bots matchmaking examined (:data:`OPS`)."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+OPS = OpCount()
+"""Candidates :meth:`Ladder.propose` examined, all ladders together: a test and
+bench/ladder_load.py check that one proposal's work grows no faster than the bots waiting
+(counted, not timed)."""
 
 
 def ladder_id(rules: str) -> str:
@@ -189,6 +203,8 @@ class Ladder:
         self.entrants: dict[str, Entrant] = {}
         #: Games played per (ruleset, pair of names in sorted order).
         self.meetings: Counter[tuple[str, str, str]] = Counter()
+        #: The same per (ruleset, bot): games against each opponent.
+        self.met_by: dict[tuple[str, str], Counter[str]] = {}
         #: Second games of pairs waiting for their bots to be free.
         self.pending: list[LadderGame] = []
         #: The server's say on new pairs (the house bots' pace, server.house_pace):
@@ -280,9 +296,16 @@ class Ladder:
         bots without a decided game by their live rating)."""
         ranking = self.ranks[rules]
         ranking.refresh(now)
-        ranked = [row.name for row in ranking.rows()]
-        ranked += [n for n, _ in self.ratings[rules].ranked() if n not in set(ranked)]
-        return (ranked.index(name) + 1 if name in ranked else len(ranked) + 1), len(ranked)
+        fitted = {row.name: k for k, row in enumerate(ranking.rows(), 1)}
+        pool = self.ratings[rules]
+        unfitted = [n for n in pool.players() if n not in fitted]
+        of = len(fitted) + len(unfitted)
+        if name in fitted:
+            return fitted[name], of
+        if name not in unfitted:
+            return of + 1, of
+        later = [n for n, _ in pool.ranked() if n not in fitted]
+        return len(fitted) + later.index(name) + 1, of
 
     # ------------------------------------------------------------------ results
 
@@ -296,6 +319,8 @@ class Ladder:
         pool.record(result.mrx, result.detective, mrx_won)
         self.ranks[result.rules].record(result.mrx, result.detective, mrx_won)
         self.meetings[_meeting(result.rules, result.mrx, result.detective)] += 1
+        for a, b in ((result.mrx, result.detective), (result.detective, result.mrx)):
+            self.met_by.setdefault((result.rules, a), Counter())[b] += 1
         for name in (result.mrx, result.detective):
             entrant = self.entrants.setdefault(name, Entrant(name))
             entrant.checked = True  # it has played rated games
@@ -340,19 +365,20 @@ class Ladder:
         (``free``: name -> slots; bots not named are not connected). Waiting second
         games first, then new pairs while two free bots can meet."""
         slots = {n: k for n, k in free.items() if k > 0}
-        out: list[LadderGame] = []
-        for game in list(self.pending):
-            if slots.get(game.mrx, 0) > 0 and slots.get(game.detective, 0) > 0:
-                self.pending.remove(game)
-                out.append(game)
-                self._take(slots, game)
-        waiting = {n for g in self.pending for n in (g.mrx, g.detective)}
+        out = self._pending_games(slots)
         active = [n for n in sorted(free) if n in self.entrants and self.paused(n, now) is None
                   and not self.needs_check(n)]
+        ready = {n: None for n in active if slots.get(n, 0) > 0}
+        # Who picks: grouped once by games (they only change as results come in).
+        by_games: dict[int, list[tuple[str, str]]] = {}
+        for a in ready:
+            for r in sorted(self.entrants[a].rules):
+                by_games.setdefault(self.ratings[r].rating(a).games, []).append((a, r))
+        choices = deque((games, by_games[games]) for games in sorted(by_games))
+        OPS.value += len(active) + len(ready)
+        pools: dict[tuple[str, frozenset[Side]], set[str]] = {}
         while True:
-            ready = [n for n in active if slots.get(n, 0) > 0 and n not in waiting
-                     and not self.needs_check(n)]
-            started = self._pair(ready, active)
+            started = self._pair(choices, ready, active, pools)
             if started is None:
                 return out
             first, second = started
@@ -361,26 +387,49 @@ class Ladder:
             for game in (first, second) if both and second else (first,):
                 out.append(game)
                 self._take(slots, game)
+            for name in (first.mrx, first.detective):
+                if slots[name] <= 0:
+                    ready.pop(name, None)
             if not both and second is not None:
                 self.pending.append(second)
-                waiting.update((first.mrx, first.detective))
 
-    def _pair(self, ready: list[str], active: list[str]
+    def _pending_games(self, slots: dict[str, int]) -> list[LadderGame]:
+        """The waiting second games whose two bots have a free slot in ``slots`` (taken);
+        the others keep waiting."""
+        out: list[LadderGame] = []
+        kept: list[LadderGame] = []
+        for game in self.pending:
+            if slots.get(game.mrx, 0) > 0 and slots.get(game.detective, 0) > 0:
+                out.append(game)
+                self._take(slots, game)
+            else:
+                kept.append(game)
+        self.pending = kept
+        return out
+
+    def _pair(self, choices: deque[tuple[int, list[tuple[str, str]]]], ready: dict[str, None],
+              active: list[str], pools: dict[tuple[str, frozenset[Side]], set[str]]
               ) -> tuple[LadderGame, LadderGame | None] | None:
         """A new pair among ``ready`` bots (``active``: every connected, unpaused one,
-        busy or not), or ``None`` if no two of them should meet now. A match with a bot
-        that plays one side only is its one game in that side (the second ``None``)."""
-        def games(name: str, rules: str) -> int:
-            return self.ratings[rules].rating(name).games
-
-        choices = sorted((games(a, r), self.rng.random(), a, r) for a in ready
-                         for r in sorted(self.entrants[a].rules))
-        for _, _, a, rules in choices:
-            others = self._opponents(a, rules, ready, active)
+        busy or not): a bot drawn at random among those of ``choices`` (games and the
+        (bot, ruleset) with that many, fewest first) that have an opponent picks; or
+        ``None`` if no two of them should meet now (``choices`` loses those that cannot
+        pick any more; ``pools``: see :meth:`_opponents`). A match with a bot that
+        plays one side only is its one game in that side (the second ``None``)."""
+        while choices:
+            games, group = choices[0]
+            if not group:
+                choices.popleft()
+                continue
+            i = self.rng.randrange(len(group))
+            a, rules = group[i]
+            others = self._opponents(a, rules, ready, active, pools) if a in ready else []
             if not others:
+                group[i] = group[-1]
+                group.pop()
                 continue
             entrant = self.entrants[a]
-            if games(a, rules) < self.placement:
+            if games < self.placement:
                 b = self._placement_opponent(a, rules, others, entrant.placements[rules])
                 entrant.placements[rules] += 1
             else:
@@ -395,33 +444,38 @@ class Ladder:
             return LadderGame(rules, b, a, seed, second.mrx_seed, 1), None
         return first, second if self._can_meet(b, a) else None
 
-    def _opponents(self, name: str, rules: str, ready: list[str], active: list[str]
-                   ) -> list[str]:
+    def _opponents(self, name: str, rules: str, ready: Mapping[str, None], active: list[str],
+                   pools: dict[tuple[str, frozenset[Side]], set[str]]) -> list[str]:
         """Who among ``ready`` bots ``name`` may meet on ``rules`` now: not one it has
         met more than twice as often as its connected opponents on average, plus
         :data:`MEETING_SLACK` games (busy or not: better to wait for another than to play
-        the same pair again)."""
-        def met(b: str) -> int:
-            return self.meetings[_meeting(rules, name, b)]
-
-        def plays(b: str) -> bool:
-            return b != name and rules in self.entrants[b].rules and (
-                self._can_meet(name, b) or self._can_meet(b, name))
-
-        rivals = [b for b in active if plays(b)]
-        if not rivals:
+        the same pair again). ``pools`` keeps, per ruleset and roles, the ``active`` bots
+        such a bot may meet, for the rest of the proposal."""
+        key = (rules, self.entrants[name].roles)
+        rivals = pools.get(key)  # the same for every bot of these roles: found once
+        if rivals is None:
+            rivals = pools[key] = {b for b in active if rules in self.entrants[b].rules and (
+                self._can_meet(name, b) or self._can_meet(b, name))}
+            OPS.value += len(active)
+        count = len(rivals) - (name in rivals)
+        if not count:
             return []
-        mean = sum(met(b) for b in rivals) / len(rivals)
-        return [b for b in ready if plays(b) and met(b) <= 2 * mean + MEETING_SLACK
-                and not self.apart(name, b)]
+        met = self.met_by.get((rules, name), Counter())
+        mean = sum(k for b, k in met.items() if b in rivals and b != name) / count
+        OPS.value += len(met) + len(ready)
+        return [b for b in ready if b in rivals and b != name
+                and met[b] <= 2 * mean + MEETING_SLACK and not self.apart(name, b)]
 
     def _placement_opponent(self, name: str, rules: str, others: list[str], k: int) -> str:
         pool = self.ratings[rules]
-        ladder = [n for n, _ in pool.ranked() if n != name]
-        ladder += sorted(n for n in others if n not in ladder)  # unrated: at the bottom
+        rated = [n for n, _ in pool.ranked() if n != name]
+        place = {n: k for k, n in enumerate(rated)}
+        for n in sorted(n for n in others if n not in place):  # unrated: at the bottom
+            place[n] = len(place)
         quantile = PLACEMENT_QUANTILES[k % len(PLACEMENT_QUANTILES)]
-        target = quantile * max(len(ladder) - 1, 0)
-        return min(others, key=lambda n: (abs(ladder.index(n) - target), n))
+        OPS.value += len(place) + len(others)
+        target = quantile * max(len(place) - 1, 0)
+        return min(others, key=lambda n: (abs(place[n] - target), n))
 
     def _drawn_opponent(self, name: str, rules: str, others: list[str]) -> str:
         pool = self.ratings[rules]
