@@ -360,12 +360,28 @@ export function createBoard(container, boardJson, { onStationClick = null } = {}
       return selected;
     },
     /** Draw the pieces: `detectives` (stations, seat order), Mister X where the page may
-     * show him (`mrx`: his station; `lastSeen`: his last reveal; `path`: stations so far). */
-    placePieces({ detectives = [], mrx = null, lastSeen = null, path = null } = {}) {
+     * show him (`mrx`: his station; `lastSeen`: his last reveal; `path`: stations so far);
+     * the last moves (`moves`: [{seat, from, to}], a line and a ring where each started)
+     * and `surfaced`: where Mister X just showed himself (a ring). */
+    placePieces({ detectives = [], mrx = null, lastSeen = null, path = null, moves = [],
+      surfaced = null } = {}) {
       overlay.replaceChildren();
       const u = view.scale ? 1 / view.scale : 0;
       const ring = (x, y, grow, attrs = {}) => s("circle", { cx: x, cy: y,
         r: (sized.piece + grow * u).toFixed(2), "data-grow": grow, ...attrs });
+      for (const m of moves || []) {
+        const a = pos.get(m.from), b = pos.get(m.to);
+        if (!a || !b) continue;
+        const colour = SEAT_COLOURS[(parseInt(m.seat.slice(1), 10) || 0) % SEAT_COLOURS.length];
+        overlay.appendChild(s("g", { class: "last-move", "data-seat": m.seat, "data-from": m.from,
+          "data-to": m.to }, s("line", { x1: a[0], y1: a[1], x2: b[0], y2: b[1], stroke: colour }),
+        ring(a[0], a[1], -4, { stroke: colour })));
+      }
+      if (surfaced !== null && surfaced !== undefined && pos.get(surfaced)) {
+        const [x, y] = pos.get(surfaced);
+        overlay.appendChild(s("g", { class: "surfaced", "data-station": surfaced },
+          ring(x, y, 9), s("title", {}, `Mister X surfaced at ${surfaced}`)));
+      }
       if (path && path.length > 1) {
         const points = path.map((st) => pos.get(st).join(",")).join(" ");
         overlay.appendChild(s("polyline", { class: "path", points }));
