@@ -346,6 +346,18 @@ def severe_logs(driver: Any) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
+def axe_serious(driver: Any) -> list[tuple[str, str, list[Any]]]:
+    """axe-core's serious and critical violations on the page shown (the copy bundled by
+    ``axe-selenium-python``): rule, impact, the first elements."""
+    from axe_selenium_python import Axe
+
+    axe = Axe(driver)
+    axe.inject()
+    result = axe.run()
+    return [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+            for v in result["violations"] if v["impact"] in ("serious", "critical")]
+
+
 def shoot(driver: Any, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(SHOTS / f"{name}.png"))

@@ -32,6 +32,7 @@ from tests.host.browser_helpers import (
     PHONE,
     WAIT_S,
     assert_fits,
+    axe_serious,
     severe_logs,
     shoot,
 )
@@ -700,6 +701,7 @@ def test_a_whole_classic_game_shows_the_replays_numbers_and_the_last_moves(
         assert (shown["stuck"] is not None) == skipped, (number, shown, since)
     assert checked_chooser
     assert "Your turn" not in driver.title
+    assert not axe_serious(driver)  # the Play page with a finished game
     try:
         driver.set_window_size(*PHONE)
         clipped = settled(driver, """
