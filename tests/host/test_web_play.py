@@ -712,4 +712,17 @@ def test_a_whole_classic_game_shows_the_replays_numbers_and_the_last_moves(
         assert clipped["table"] <= clipped["box"] and clipped["page"] <= PHONE[0], clipped
     finally:
         driver.set_window_size(*DESKTOP)
+    # Rematch: the same settings, a new game at once.
+    game = driver.find_element("id", "play-view").get_attribute("data-game")
+    driver.find_element("id", "rematch").click()
+    wait(driver, lambda d: d.execute_script(
+        "const v = document.getElementById('play-view');"
+        "return v && v.getAttribute('data-game') && v.getAttribute('data-game') !== arguments[0]"
+        " && v.getAttribute('data-state') === 'playing'", game), "the rematch")
+    assert driver.find_element("id", "play-view").get_attribute("data-side") == "mrx"
+    assert resign(driver, served.base)["ruleset"] == "classic"
+    # The form remembers the choice.
+    open_play(driver, served.base)
+    assert [driver.execute_script(f"return document.getElementById('play-{k}').value")
+            for k in ("rules", "side", "opponent")] == ["classic", "mrx", "random"]
     assert not severe_logs(driver)

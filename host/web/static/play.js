@@ -13,6 +13,8 @@ import { rating } from "./ladder.js";
 const NAME_KEY = "yard.play.name";
 const CLAIMS_KEY = "yard.play.claims"; // name -> the token that proves this browser's claim
 const GUEST_KEY = "yard.play.guest";
+/** The form's last choice (ruleset, side, opponent): preselected next time. */
+const FORM_KEY = "yard.play.form";
 /** The tab's game in progress (sessionStorage: this tab only, gone with it): what a reload
  * needs to resume it (docs/protocol.md, resume). */
 const SESSION_KEY = "yard.play.session";
@@ -228,11 +230,13 @@ export async function showPlay(main, params) {
   };
 
   // ------------------------------------------------------------------ the form
+  const last = stored(FORM_KEY, {});
   const nameInput = h("input", { id: "play-name", name: "name", maxlength: 58, size: 16,
     autocomplete: "nickname", placeholder: "your name", value: savedName() });
   const rulesSelect = h("select", { id: "play-rules", name: "rules" });
   const sideSelect = h("select", { id: "play-side", name: "side" },
-    SIDES.map(([v, label]) => h("option", { value: v, selected: v === params.get("side") }, label)));
+    SIDES.map(([v, label]) => h("option", { value: v, selected: v === (params.get("side") || last.side) },
+      label)));
   const opponentSelect = h("select", { id: "play-opponent", name: "opponent" });
   const guestBox = h("input", { type: "checkbox", id: "play-guest", name: "guest",
     checked: stored(GUEST_KEY, false) });
@@ -256,7 +260,8 @@ export async function showPlay(main, params) {
   mount(main, h("h1", {}, "Play"), formBox, gameBox);
 
   let ladder = null;
-  let wanted = { rules: params.get("rules"), opponent: params.get("opponent") };
+  let wanted = params.get("rules") ? { rules: params.get("rules"), opponent: params.get("opponent") }
+    : { rules: last.rules || null, opponent: params.get("opponent") || last.opponent || null };
   function opponents(rules) {
     return ((ladder && ladder.ladders[rules]) || []).filter((r) => r.connected && !r.paused);
   }
@@ -311,6 +316,7 @@ export async function showPlay(main, params) {
     if (!opponentSelect.value) return;
     saveName(name);
     store(GUEST_KEY, guestBox.checked);
+    store(FORM_KEY, { rules: rulesSelect.value, side: sideSelect.value, opponent: opponentSelect.value });
     startGame(name, guestBox.checked, rulesSelect.value, sideSelect.value, opponentSelect.value);
   });
   const resumable = savedSession();
@@ -341,7 +347,8 @@ export async function showPlay(main, params) {
     const resign = h("button", { type: "button", id: "resign" }, "Resign");
     const players = h("p", { id: "play-players" });
     const bar = h("div", { class: "play-bar", id: "play-bar" },
-      h("div", { class: "play-head" }, status, clockEl, resign), lastMove, chooser, message);
+      h("div", { class: "play-head" }, status, clockEl, resign),
+      h("div", { class: "bar-row" }, lastMove, chooser), message);
     const boardBox = h("div", { class: "boardwrap" });
     const ticketsPanel = h("div", { class: "panel tickets" });
     const logPanel = h("div", { class: "panel" });
@@ -701,8 +708,12 @@ export async function showPlay(main, params) {
         // Refused before the game started: back to the form. A key the server no longer
         // knows is dropped (the next game claims the name again, if it is free).
         if (msg.code === "bad_token" && token) keepClaim(name, null);
-        say(`${words} ${msg.message}`, "error");
+        mount(message, h("span", { class: "error" }, words), " ",
+          h("span", { class: "note", id: "play-refusal" }, `(the server: ${msg.message})`));
         mount(status, "No game started.");
+        resign.hidden = true;
+        root.hidden = true;
+        clockEl.hidden = true;
         setState("refused");
         game.refused = true;
         forget();
@@ -1033,7 +1044,9 @@ export async function showPlay(main, params) {
         ? "You (Mister X)" : loser, seat: msg.seat ? seatLabel(msg.seat) : null });
       mount(status, `Game over: ${said}`);
       const stored = h("span", { id: "replay-status", class: "note" }, "Saving the game…");
-      const again = h("button", { type: "button", id: "play-again", onclick: showAgain }, "Play again");
+      const again = h("button", { type: "button", id: "play-again", onclick: showAgain }, "New game…");
+      const rematch = h("button", { type: "button", id: "rematch",
+        onclick: () => startGame(name, guest, rules, side, opponent) }, "Rematch");
       result.hidden = false;
       mount(result, h("h2", { id: "play-headline", "data-winner": msg.winner || "" }, headline),
         h("p", {}, `${said} after ${plural(msg.moves, "move")} of Mister X.`),
@@ -1041,7 +1054,7 @@ export async function showPlay(main, params) {
         stoppedByServer ? h("p", { id: "play-stopped" }, "The server was stopped (or restarted) " +
           "while the game ran: it is stored as aborted, without a winner and unrated.") : null,
         path.length ? h("p", { id: "mrx-path" }, `Mister X's path: ${path.join(" → ")}`) : null,
-        h("p", {}, stored, " ", again));
+        h("p", {}, stored), h("p", {}, rematch, " ", again));
       if (socket) socket.close();
       storedReplay(msg.game, stored);
       render();
