@@ -1,5 +1,6 @@
 """Shared pieces of the browser tests (the xdist group ``browser``: tests/host/test_web_board.py,
-test_web_browser.py, test_web_pages.py, test_web_phone.py, test_web_play.py): one headless
+test_web_browser.py, test_web_pages.py, test_web_phone.py, test_web_play.py,
+test_web_access.py): one headless
 Chromium (Debian's ``chromium-headless-shell``, else ``chromium``, with ``chromium-driver``,
 driven by Selenium) and one match server on the seeded SQLite database of
 :mod:`web_helpers`, both shared by every module of the group (one worker runs them all,

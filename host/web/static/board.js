@@ -12,7 +12,8 @@
 //   board.destroy();                     // drop its observers
 import { h, s } from "./dom.js";
 
-export const SEAT_COLOURS = ["#111111", "#d8443c", "#2c7bd6", "#2f9e57", "#8e44ad", "#e67e22",
+// D4 brown, not purple: purple is the possible-location fill.
+export const SEAT_COLOURS = ["#111111", "#d8443c", "#2c7bd6", "#2f9e57", "#6c4a2e", "#e67e22",
   "#16a2a2", "#7f8c8d"];
 
 export const TRANSPORTS = ["taxi", "bus", "underground", "ferry"];
