@@ -580,6 +580,12 @@ def test_ladder_and_bot_pages(driver: Any, served: Served) -> None:
                 assert_fits(driver.execute_script(FIT), hash_)
         finally:
             driver.set_window_size(*DESKTOP)
+        # The leaderboard's default view, with the ladder storing games all the while:
+        # the ratings of each ruleset.
+        driver.get(f"{served.base}?load={time.monotonic_ns()}#/")
+        wait(driver, lambda d: d.find_elements(
+            "css selector", "table.leaderboard[data-ruleset='grid5'] tbody tr"),
+             "the default leaderboard")
         # The Elo leaderboard may answer 503 "computing" at first (the page asks again).
         assert not [e for e in severe_logs(driver) if "status of 503" not in e]
     finally:
