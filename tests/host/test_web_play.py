@@ -383,6 +383,11 @@ def test_the_detectives_page_never_gets_or_shows_mister_x(driver: Any, served: S
     # After the end the truth is shown: his path on the board.
     final = driver.execute_script(SHOWN)
     assert final["pieces"] == 1 and final["paths"] == (1 if len(truth) > 1 else 0)
+    # Playing every detective, resigning is the side's, not one seat's.
+    start(driver, served.base, "bob", "grid5", "detectives")
+    assert resign(driver, served.base)["outcome"]["termination"] == "resigned"
+    said = driver.find_element("id", "play-result").text
+    assert "by d1" not in said and "You (the detectives) resigned." in said, said
     assert not severe_logs(driver)
 
 
@@ -573,7 +578,9 @@ def test_ladder_and_bot_pages(driver: Any, served: Served) -> None:
         shoot(driver, "bot-page")
         try:  # both pages on a phone: nothing wider than the screen
             driver.set_window_size(*PHONE)
-            for hash_ in ("#/ladder", "#/ladder/grid5/bots/random", "#/play"):
+            for hash_ in ("#/ladder", "#/ladder/grid5/bots/random", "#/play", "#/",
+                          "#/tournaments", "#/tournaments/ladder-grid5",
+                          "#/tournaments/play-grid5", "#/games", "#/live"):
                 driver.get(f"{served.base}?load={time.monotonic_ns()}{hash_}")
                 wait(driver, lambda d: d.execute_script(
                     "return document.body.getAttribute('data-ready') !== null"), hash_)
