@@ -646,6 +646,41 @@ def _expected_tickets(frame: dict[str, Any], kinds: list[str]) -> dict[str, dict
             for seat, own in frame["tickets"].items()}
 
 
+def _rematch_confirmed_and_remembered(driver: Any, served: Served) -> None:
+    """After a classic game as Mister X: Rematch starts another with the same settings
+    (with "confirm moves" on, a move waits for Confirm); the form keeps the choice."""
+    game = driver.find_element("id", "play-view").get_attribute("data-game")
+    driver.execute_script("localStorage.setItem('yard.play.confirm', 'true')")
+    try:
+        driver.find_element("id", "rematch").click()
+        wait(driver, lambda d: d.execute_script(
+            "const v = document.getElementById('play-view');"
+            "return v && v.getAttribute('data-game') && v.getAttribute('data-game') !== "
+            "arguments[0] && v.getAttribute('data-state') === 'playing'", game), "the rematch")
+        assert driver.find_element("id", "play-view").get_attribute("data-side") == "mrx"
+        turn = next_turn(driver, None)
+        sent = len(driver.execute_script("return window.__sent"))
+        click_station(driver, turn["legal"][0])
+        if driver.find_elements("css selector", "#chooser:not([hidden]) button[data-move]"):
+            driver.find_element("css selector", "#chooser button[data-move]").click()
+        wait(driver, lambda d: d.find_elements("css selector", "#chooser:not([hidden]) "
+                                               "#confirm-move"), "Confirm asked")
+        assert len(driver.execute_script("return window.__sent")) == sent  # not yet
+        driver.find_element("id", "confirm-move").click()
+        wait(driver, lambda d: d.execute_script(
+            "return window.__sent.some(m => m.type === 'move' && m.turn === arguments[0])",
+            int(turn["turn"])), "the confirmed move sent")
+        over = driver.find_elements("css selector", "#play-view[data-state='over']")
+        record = stored_game(driver, served.base) if over else resign(driver, served.base)
+        assert record["ruleset"] == "classic"
+    finally:
+        driver.execute_script("localStorage.removeItem('yard.play.confirm')")
+    # The form remembers the choice.
+    open_play(driver, served.base)
+    assert [driver.execute_script(f"return document.getElementById('play-{k}').value")
+            for k in ("rules", "side", "opponent")] == ["classic", "mrx", "random"]
+
+
 def test_a_whole_classic_game_shows_the_replays_numbers_and_the_last_moves(
         driver: Any, served: Served) -> None:
     """A whole classic game as Mister X: after every move (the detectives' too, and after
@@ -727,17 +762,5 @@ def test_a_whole_classic_game_shows_the_replays_numbers_and_the_last_moves(
         assert clipped["table"] <= clipped["box"] and clipped["page"] <= PHONE[0], clipped
     finally:
         driver.set_window_size(*DESKTOP)
-    # Rematch: the same settings, a new game at once.
-    game = driver.find_element("id", "play-view").get_attribute("data-game")
-    driver.find_element("id", "rematch").click()
-    wait(driver, lambda d: d.execute_script(
-        "const v = document.getElementById('play-view');"
-        "return v && v.getAttribute('data-game') && v.getAttribute('data-game') !== arguments[0]"
-        " && v.getAttribute('data-state') === 'playing'", game), "the rematch")
-    assert driver.find_element("id", "play-view").get_attribute("data-side") == "mrx"
-    assert resign(driver, served.base)["ruleset"] == "classic"
-    # The form remembers the choice.
-    open_play(driver, served.base)
-    assert [driver.execute_script(f"return document.getElementById('play-{k}').value")
-            for k in ("rules", "side", "opponent")] == ["classic", "mrx", "random"]
+    _rematch_confirmed_and_remembered(driver, served)
     assert not severe_logs(driver)

@@ -13,6 +13,10 @@ import { rating } from "./ladder.js";
 const NAME_KEY = "yard.play.name";
 const CLAIMS_KEY = "yard.play.claims"; // name -> the token that proves this browser's claim
 const GUEST_KEY = "yard.play.guest";
+/** The person's options: confirm each move before it is sent (as BGA; default off), and a
+ * sound when it is their turn. */
+const CONFIRM_KEY = "yard.play.confirm";
+const SOUND_KEY = "yard.play.sound";
 /** The form's last choice (ruleset, side, opponent): preselected next time. */
 const FORM_KEY = "yard.play.form";
 /** The tab's game in progress (sessionStorage: this tab only, gone with it): what a reload
@@ -207,6 +211,31 @@ function saveName(name) {
   }
 }
 
+/** A checkbox kept in localStorage under `key`. */
+function option(key, id) {
+  const box = h("input", { type: "checkbox", id, checked: stored(key, false) });
+  box.addEventListener("change", () => store(key, box.checked));
+  return box;
+}
+
+/** A short tone (Web Audio; silent where the browser allows none yet). */
+function beep() {
+  try {
+    const audio = new AudioContext();
+    const tone = audio.createOscillator();
+    const gain = audio.createGain();
+    tone.frequency.value = 660;
+    gain.gain.setValueAtTime(0.08, audio.currentTime);
+    gain.gain.exponentialRampToValueAtTime(0.0001, audio.currentTime + 0.25);
+    tone.connect(gain).connect(audio.destination);
+    tone.start();
+    tone.stop(audio.currentTime + 0.25);
+    tone.onended = () => audio.close();
+  } catch {
+    // No audio here.
+  }
+}
+
 /** The Play page; `params`: rules, side, opponent to preselect. */
 export async function showPlay(main, params) {
   stopPlay();
@@ -249,6 +278,9 @@ export async function showPlay(main, params) {
     h("label", {}, "against ", opponentSelect),
     h("label", { title: "A guest's name is not kept for you, and a guest's games are not rated" },
       guestBox, " as a guest"),
+    h("label", { title: "Each move waits for a second click on Confirm before it is sent" },
+      option(CONFIRM_KEY, "play-confirm"), " confirm moves"),
+    h("label", { title: "A short tone when it is your turn" }, option(SOUND_KEY, "play-sound"), " sound"),
     startButton);
   const formBox = h("div", { id: "play-setup" },
     h("p", { class: "note" }, "Play a bot of this server's ladder yourself: as Mister X, or as " +
@@ -617,6 +649,8 @@ export async function showPlay(main, params) {
           render();
           break;
         case "your_turn":
+          if (msg.game === game.id && (!game.turn || game.turn.turn !== msg.turn) &&
+            stored(SOUND_KEY, false)) beep();
           if (msg.game !== game.id) break;
           game.view = msg.view;
           game.unseen = [];  // the view's log has Mister X's own moves up to now
@@ -741,8 +775,17 @@ export async function showPlay(main, params) {
       return unique(moves.map((m) => m.legs[0].to));
     }
 
-    function sendMove(text) {
+    function sendMove(text, confirmed = false) {
       if (!game.turn || game.sending) return;
+      if (!confirmed && stored(CONFIRM_KEY, false)) {
+        chooser.hidden = false;
+        mount(chooser, h("span", { class: "chooser-title" }, `Send ${text}?`),
+          h("button", { type: "button", id: "confirm-move", class: "confirm",
+            onclick: () => sendMove(text, true) }, "Confirm"),
+          h("button", { type: "button", id: "cancel-move", onclick: cancel }, "Cancel"));
+        chooser.querySelector("#confirm-move").focus({ preventScroll: true });
+        return;
+      }
       game.sending = true;
       chooser.hidden = true;
       if (!send({ type: "move", game: game.id, turn: game.turn.turn, move: text })) {
