@@ -370,6 +370,9 @@ export function createBoard(container, boardJson, { onStationClick = null } = {}
       const u = view.scale ? 1 / view.scale : 0;
       const ring = (x, y, grow, attrs = {}) => s("circle", { cx: x, cy: y,
         r: (sized.piece + grow * u).toFixed(2), "data-grow": grow, ...attrs });
+      // The station a piece covers, under it: a piece never hides where it stands.
+      const at = (x, y, station) => s("text", { x, y, dy: "2.3em", class: "piece-at" },
+        String(station));
       for (const m of moves || []) {
         const a = pos.get(m.from), b = pos.get(m.to);
         if (!a || !b) continue;
@@ -397,12 +400,12 @@ export function createBoard(container, boardJson, { onStationClick = null } = {}
         overlay.appendChild(s("g", {
           class: "piece detective", "data-seat": `d${i + 1}`, "data-station": station,
         }, ring(x, y, 0, { fill: SEAT_COLOURS[(i + 1) % SEAT_COLOURS.length] }),
-        s("text", { x, y }, `D${i + 1}`)));
+        s("text", { x, y }, `D${i + 1}`), at(x, y, station)));
       });
       if (mrx !== null && mrx !== undefined) {
         const [x, y] = pos.get(mrx);
         overlay.appendChild(s("g", { class: "piece mrx", "data-station": mrx },
-          ring(x, y, 0), s("text", { x, y }, "X")));
+          ring(x, y, 0), s("text", { x, y }, "X"), at(x, y, mrx)));
       }
     },
     /** Shade `possible` and draw the pieces in one call (the viewers' moment). */
