@@ -1,5 +1,6 @@
 """Shared pieces of the browser tests (the xdist group ``browser``: tests/host/test_web_board.py,
-test_web_browser.py, test_web_pages.py, test_web_phone.py, test_web_play.py): one headless
+test_web_browser.py, test_web_pages.py, test_web_phone.py, test_web_play.py,
+test_web_access.py): one headless
 Chromium (Debian's ``chromium-headless-shell``, else ``chromium``, with ``chromium-driver``,
 driven by Selenium) and one match server on the seeded SQLite database of
 :mod:`web_helpers`, both shared by every module of the group (one worker runs them all,
@@ -344,6 +345,18 @@ def js(driver: Any, script: str, *args: Any) -> Any:
 
 def severe_logs(driver: Any) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def axe_serious(driver: Any) -> list[tuple[str, str, list[Any]]]:
+    """axe-core's serious and critical violations on the page shown (the copy bundled by
+    ``axe-selenium-python``): rule, impact, the first elements."""
+    from axe_selenium_python import Axe
+
+    axe = Axe(driver)
+    axe.inject()
+    result = axe.run()
+    return [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+            for v in result["violations"] if v["impact"] in ("serious", "critical")]
 
 
 def shoot(driver: Any, name: str) -> None:

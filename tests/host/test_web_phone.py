@@ -32,6 +32,17 @@ from tests.host.web_helpers import CLASSIC_GAME, hello, play_turns, running_serv
 
 pytestmark = pytest.mark.xdist_group("browser")
 
+#: Whether Mister X's piece is inside the board's box (and the board laid out).
+IN_PORT = """
+const port = document.querySelector('.board-port');
+const piece = document.querySelector('.piece.mrx circle');
+const scale = document.querySelector('svg.board')?.getAttribute('data-scale');
+if (!port || !piece || !scale) return false;
+const p = port.getBoundingClientRect(), b = piece.getBoundingClientRect();
+const x = b.left + b.width / 2, y = b.top + b.height / 2;
+return x > p.left && x < p.right && y > p.top && y < p.bottom;
+"""
+
 
 @pytest.fixture
 def phone(driver: Any) -> Iterator[Any]:
@@ -57,6 +68,9 @@ async def test_replay_controls_stay_in_view_on_a_phone(phone: Any, site: Site) -
     """Scrolled down to the board and to the panels under it, the replay controls are
     still on screen (they stick to the top) and still work."""
     base = site.base
+    # A finished game's replay opens at its end with Mister X's last station in view.
+    await load(phone, base, f"#/games/{CLASSIC_GAME}?move=end&view=all")
+    await wait_for(phone, lambda d: d.execute_script(IN_PORT), "Mister X's end in view")
     await load(phone, base, f"#/games/{CLASSIC_GAME}?move=8&view=all")
     await wait_for(phone, lambda d: d.execute_script(
         "return document.querySelector('svg.board').getAttribute('data-scale')"), "board")

@@ -32,6 +32,7 @@ from tests.host.browser_helpers import (
     PHONE,
     WAIT_S,
     assert_fits,
+    axe_serious,
     severe_logs,
     shoot,
 )
@@ -329,7 +330,10 @@ def test_the_detectives_page_never_gets_or_shows_mister_x(driver: Any, served: S
         seats.add(turn["seat"])
         shown = driver.execute_script(SHOWN)
         assert shown["pieces"] == 0 and shown["paths"] == 0, shown
-        shown_at.append({**shown, "moveNumber": turn["moveNumber"]})
+        news = driver.execute_script(
+            "const n = document.getElementById('mrx-news');"
+            "return n && [n.textContent, n.getAttribute('data-surfaced')]")
+        shown_at.append({**shown, "moveNumber": turn["moveNumber"], "news": news})
 
     sent = play_out(driver, each, pick=lambda legal: legal[-1])
     record = stored_game(driver, served.base)
@@ -338,10 +342,23 @@ def test_the_detectives_page_never_gets_or_shows_mister_x(driver: Any, served: S
     assert page_moves(driver) == sent
     truth, reveals = record["mrx_path"], set(record["rules"]["reveal_moves"])
 
-    # The DOM: his travel log shows stations on reveal moves only (they are the truth).
+    # The DOM: his travel log shows stations on reveal moves only (they are the truth);
+    # his last move is told in a banner (where he surfaced, on a reveal); the counter
+    # says the round.
     for shown in shown_at:
         for slot, (_ticket, station) in enumerate(shown["log"][:shown["moveNumber"]], start=1):
             assert station == (str(truth[slot]) if slot in reveals else "?"), (slot, shown)
+        n = shown["moveNumber"]
+        assert f"round {n} of {record['rules']['max_moves']}" in shown["status"], shown
+        text, surfaced = shown["news"]
+        if n in reveals:
+            assert surfaced == str(truth[n]) and f"Mister X surfaced at {truth[n]}" in text, shown
+        else:
+            assert surfaced is None and "hidden" in text, shown
+    # At the end his whole path is in the travel log, and the ending is explained.
+    final_log = [st for _t, st in driver.execute_script(SHOWN)["log"] if st]
+    assert final_log == [str(st) for st in truth[1:]]
+    assert driver.find_element("id", "play-why").text
 
     # Every frame before game_over.
     frames = driver.execute_script("return window.__frames")
@@ -366,6 +383,11 @@ def test_the_detectives_page_never_gets_or_shows_mister_x(driver: Any, served: S
     # After the end the truth is shown: his path on the board.
     final = driver.execute_script(SHOWN)
     assert final["pieces"] == 1 and final["paths"] == (1 if len(truth) > 1 else 0)
+    # Playing every detective, resigning is the side's, not one seat's.
+    start(driver, served.base, "bob", "grid5", "detectives")
+    assert resign(driver, served.base)["outcome"]["termination"] == "resigned"
+    said = driver.find_element("id", "play-result").text
+    assert "by d1" not in said and "You (the detectives) resigned." in said, said
     assert not severe_logs(driver)
 
 
@@ -430,7 +452,9 @@ def test_classic_double_move_and_secret_ticket_through_the_chooser(
         wait(driver, lambda d: d.find_elements("css selector", "#chooser:not([hidden])"),
              "chooser on a phone")
         assert_fits(driver.execute_script(FIT), "a game on the Play page")
-        driver.execute_script("window.scrollTo(0, 0)")
+        # The bar at the top of the screen (it sticks there), the board under it.
+        driver.execute_script("window.scrollTo(0, document.getElementById('play-bar')"
+                              ".getBoundingClientRect().top + window.scrollY)")
         shoot(driver, "play-london-phone")
         driver.find_element("id", "cancel-move").click()
     finally:
@@ -554,16 +578,189 @@ def test_ladder_and_bot_pages(driver: Any, served: Served) -> None:
         shoot(driver, "bot-page")
         try:  # both pages on a phone: nothing wider than the screen
             driver.set_window_size(*PHONE)
-            for hash_ in ("#/ladder", "#/ladder/grid5/bots/random", "#/play"):
+            for hash_ in ("#/ladder", "#/ladder/grid5/bots/random", "#/play", "#/",
+                          "#/tournaments", "#/tournaments/ladder-grid5",
+                          "#/tournaments/play-grid5", "#/games", "#/live"):
                 driver.get(f"{served.base}?load={time.monotonic_ns()}{hash_}")
                 wait(driver, lambda d: d.execute_script(
                     "return document.body.getAttribute('data-ready') !== null"), hash_)
                 assert_fits(driver.execute_script(FIT), hash_)
         finally:
             driver.set_window_size(*DESKTOP)
+        # The leaderboard's default view, with the ladder storing games all the while:
+        # the ratings of each ruleset.
+        driver.get(f"{served.base}?load={time.monotonic_ns()}#/")
+        wait(driver, lambda d: d.find_elements(
+            "css selector", "table.leaderboard[data-ruleset='grid5'] tbody tr"),
+             "the default leaderboard")
         # The Elo leaderboard may answer 503 "computing" at first (the page asks again).
         assert not [e for e in severe_logs(driver) if "status of 503" not in e]
     finally:
         bot.terminate()
         bot.wait(20)
         log.close()
+
+
+#: Records what the Play page shows after every change: the moves its numbers count
+#: (``data-applied``) and the tickets table (seat -> ticket -> number, null for "–"/"∞").
+TICKET_SNAPSHOTS = """
+window.__tickets = [];
+const take = () => {
+  const root = document.getElementById('play-view');
+  const table = document.getElementById('tickets');
+  if (!root || !table || table.tagName !== 'TABLE') return;
+  const applied = Number(root.getAttribute('data-applied'));
+  const kinds = [...table.querySelectorAll('thead th')].slice(1).map(th => th.textContent);
+  const shown = {};
+  for (const tr of table.querySelectorAll('tbody tr')) {
+    const cells = [...tr.querySelectorAll('td[data-ticket]')];
+    shown[tr.getAttribute('data-seat')] = Object.fromEntries(cells.map(td => [
+      td.getAttribute('data-ticket'),
+      /^\\d+$/.test(td.textContent) ? Number(td.textContent) : null]));
+  }
+  const last = window.__tickets[window.__tickets.length - 1];
+  const entry = {applied, kinds, shown, over: root.getAttribute('data-state') === 'over'};
+  if (!last || JSON.stringify(last) !== JSON.stringify(entry)) window.__tickets.push(entry);
+};
+take();
+new MutationObserver(take).observe(document.getElementById('play-game'),
+  {subtree: true, childList: true, attributes: true, characterData: true});
+"""
+
+#: What the Play page shows of the detectives' last moves and the clocks, on its turn.
+FEEDBACK = """
+return {marks: [...document.querySelectorAll('#play-view .last-move')].map(g => [
+          g.getAttribute('data-seat'), Number(g.getAttribute('data-from')),
+          Number(g.getAttribute('data-to'))]),
+        title: document.title,
+        mine: (document.getElementById('clock-mine') || {}).textContent,
+        theirs: (document.getElementById('clock-theirs') || {}).textContent,
+        status: document.getElementById('play-status').textContent,
+        statusLive: document.getElementById('play-status').getAttribute('aria-live'),
+        stuck: (document.getElementById('play-stuck') || {}).textContent || null};
+"""
+
+
+def _expected_tickets(frame: dict[str, Any], kinds: list[str]) -> dict[str, dict[str, Any]]:
+    return {seat: {k: (own.get(k) if own else None) for k in kinds}
+            for seat, own in frame["tickets"].items()}
+
+
+def _rematch_confirmed_and_remembered(driver: Any, served: Served) -> None:
+    """After a classic game as Mister X: Rematch starts another with the same settings
+    (with "confirm moves" on, a move waits for Confirm); the form keeps the choice."""
+    game = driver.find_element("id", "play-view").get_attribute("data-game")
+    driver.execute_script("localStorage.setItem('yard.play.confirm', 'true')")
+    try:
+        driver.find_element("id", "rematch").click()
+        wait(driver, lambda d: d.execute_script(
+            "const v = document.getElementById('play-view');"
+            "return v && v.getAttribute('data-game') && v.getAttribute('data-game') !== "
+            "arguments[0] && v.getAttribute('data-state') === 'playing'", game), "the rematch")
+        assert driver.find_element("id", "play-view").get_attribute("data-side") == "mrx"
+        turn = next_turn(driver, None)
+        sent = len(driver.execute_script("return window.__sent"))
+        click_station(driver, turn["legal"][0])
+        if driver.find_elements("css selector", "#chooser:not([hidden]) button[data-move]"):
+            driver.find_element("css selector", "#chooser button[data-move]").click()
+        wait(driver, lambda d: d.find_elements("css selector", "#chooser:not([hidden]) "
+                                               "#confirm-move"), "Confirm asked")
+        assert len(driver.execute_script("return window.__sent")) == sent  # not yet
+        driver.find_element("id", "confirm-move").click()
+        wait(driver, lambda d: d.execute_script(
+            "return window.__sent.some(m => m.type === 'move' && m.turn === arguments[0])",
+            int(turn["turn"])), "the confirmed move sent")
+        over = driver.find_elements("css selector", "#play-view[data-state='over']")
+        record = stored_game(driver, served.base) if over else resign(driver, served.base)
+        assert record["ruleset"] == "classic"
+    finally:
+        driver.execute_script("localStorage.removeItem('yard.play.confirm')")
+    # The form remembers the choice.
+    open_play(driver, served.base)
+    assert [driver.execute_script(f"return document.getElementById('play-{k}').value")
+            for k in ("rules", "side", "opponent")] == ["classic", "mrx", "random"]
+
+
+def test_a_whole_classic_game_shows_the_replays_numbers_and_the_last_moves(
+        driver: Any, served: Served) -> None:
+    """A whole classic game as Mister X: after every move (the detectives' too, and after
+    the last) the tickets table shows the stored replay's counts; on each of his turns
+    the detectives' moves since his last are drawn from→to on the board, the tab title
+    says "your turn", both clocks are shown, the status line is a live region; Esc
+    closes the ticket chooser, which opens over the board without moving it; a detective
+    the rules skip is announced; on a phone the tickets table is not clipped."""
+    start(driver, served.base, "erin", "classic", "mrx")
+    driver.execute_script(TICKET_SNAPSHOTS)
+    seen: list[tuple[int, dict[str, Any]]] = []
+    checked_chooser: list[bool] = []
+
+    def each(turn: dict[str, Any]) -> None:
+        seen.append((int(turn["turn"]), dict(driver.execute_script(FEEDBACK))))
+        if checked_chooser:
+            return
+        # Esc closes the chooser; the board does not move when it opens.
+        top = driver.execute_script(
+            "return document.querySelector('.board-port').getBoundingClientRect().top")
+        for station in turn["legal"]:
+            click_station(driver, station)
+            if driver.find_elements("css selector", "#chooser:not([hidden])"):
+                break
+        else:
+            return
+        top_open = driver.execute_script(
+            "return document.querySelector('.board-port').getBoundingClientRect().top")
+        assert abs(top_open - top) < 0.5, (top, top_open)  # the chooser opens over it
+        from selenium.webdriver.common.keys import Keys
+        driver.find_element("css selector", "body").send_keys(Keys.ESCAPE)
+        wait(driver, lambda d: d.find_elements("css selector", "#chooser[hidden]"), "Esc closes it")
+        assert driver.execute_script(
+            "return document.querySelector('.board-port').getBoundingClientRect().top") == top
+        checked_chooser.append(True)
+
+    play_out(driver, each)
+    record = stored_game(driver, served.base)
+    frames = record["frames"]
+    snapshots = driver.execute_script("return window.__tickets")
+    assert snapshots[-1]["over"] and snapshots[-1]["applied"] == len(frames) - 1, snapshots[-1]
+    applied = {s["applied"] for s in snapshots}
+    assert applied >= set(range(1, len(frames))), sorted(set(range(len(frames))) - applied)
+    for snap in snapshots:
+        assert snap["shown"] == _expected_tickets(frames[snap["applied"]], snap["kinds"]), (
+            snap, frames[snap["applied"]]["tickets"])
+    # The detectives' moves since his last one, marked on his turn.
+    turns = [f["turn"] for f in frames[1:]]
+    seats = ["mrx", *sorted(s for s in record["players"] if s != "mrx")]
+    for number, shown in seen:
+        assert shown["title"].startswith("Your turn"), shown
+        assert shown["mine"].startswith("You: ") and "for this move" in shown["mine"], shown
+        assert shown["theirs"].startswith("random: "), shown
+        assert shown["statusLive"] == "polite"
+        since: list[dict[str, Any]] = []
+        for t in reversed(turns[:number - 1]):
+            if t["seat"] == "mrx":
+                break
+            since.insert(0, t)
+        expected = []
+        for t in since:
+            i = turns.index(t) + 1
+            seat = t["seat"]
+            k = seats.index(seat) - 1
+            expected.append([seat, frames[i - 1]["detectives"][k], frames[i]["detectives"][k]])
+        assert shown["marks"] == expected, (number, shown, since)
+        skipped = number > 1 and len(since) < len(seats) - 1
+        assert (shown["stuck"] is not None) == skipped, (number, shown, since)
+    assert checked_chooser
+    assert "Your turn" not in driver.title
+    assert not axe_serious(driver)  # the Play page with a finished game
+    try:
+        driver.set_window_size(*PHONE)
+        clipped = settled(driver, """
+            const t = document.getElementById('tickets');
+            const box = t.closest('.scroll');
+            return {table: Math.ceil(t.scrollWidth), box: box.clientWidth,
+                    page: document.documentElement.scrollWidth};""", "the tickets on a phone")
+        assert clipped["table"] <= clipped["box"] and clipped["page"] <= PHONE[0], clipped
+    finally:
+        driver.set_window_size(*DESKTOP)
+    _rematch_confirmed_and_remembered(driver, served)
+    assert not severe_logs(driver)

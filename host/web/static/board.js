@@ -12,7 +12,8 @@
 //   board.destroy();                     // drop its observers
 import { h, s } from "./dom.js";
 
-export const SEAT_COLOURS = ["#111111", "#d8443c", "#2c7bd6", "#2f9e57", "#8e44ad", "#e67e22",
+// D4 brown, not purple: purple is the possible-location fill.
+export const SEAT_COLOURS = ["#111111", "#d8443c", "#2c7bd6", "#2f9e57", "#6c4a2e", "#e67e22",
   "#16a2a2", "#7f8c8d"];
 
 export const TRANSPORTS = ["taxi", "bus", "underground", "ferry"];
@@ -360,12 +361,31 @@ export function createBoard(container, boardJson, { onStationClick = null } = {}
       return selected;
     },
     /** Draw the pieces: `detectives` (stations, seat order), Mister X where the page may
-     * show him (`mrx`: his station; `lastSeen`: his last reveal; `path`: stations so far). */
-    placePieces({ detectives = [], mrx = null, lastSeen = null, path = null } = {}) {
+     * show him (`mrx`: his station; `lastSeen`: his last reveal; `path`: stations so far);
+     * the last moves (`moves`: [{seat, from, to}], a line and a ring where each started)
+     * and `surfaced`: where Mister X just showed himself (a ring). */
+    placePieces({ detectives = [], mrx = null, lastSeen = null, path = null, moves = [],
+      surfaced = null } = {}) {
       overlay.replaceChildren();
       const u = view.scale ? 1 / view.scale : 0;
       const ring = (x, y, grow, attrs = {}) => s("circle", { cx: x, cy: y,
         r: (sized.piece + grow * u).toFixed(2), "data-grow": grow, ...attrs });
+      // The station a piece covers, under it: a piece never hides where it stands.
+      const at = (x, y, station) => s("text", { x, y, dy: "2.3em", class: "piece-at" },
+        String(station));
+      for (const m of moves || []) {
+        const a = pos.get(m.from), b = pos.get(m.to);
+        if (!a || !b) continue;
+        const colour = SEAT_COLOURS[(parseInt(m.seat.slice(1), 10) || 0) % SEAT_COLOURS.length];
+        overlay.appendChild(s("g", { class: "last-move", "data-seat": m.seat, "data-from": m.from,
+          "data-to": m.to }, s("line", { x1: a[0], y1: a[1], x2: b[0], y2: b[1], stroke: colour }),
+        ring(a[0], a[1], -4, { stroke: colour })));
+      }
+      if (surfaced !== null && surfaced !== undefined && pos.get(surfaced)) {
+        const [x, y] = pos.get(surfaced);
+        overlay.appendChild(s("g", { class: "surfaced", "data-station": surfaced },
+          ring(x, y, 9), s("title", {}, `Mister X surfaced at ${surfaced}`)));
+      }
       if (path && path.length > 1) {
         const points = path.map((st) => pos.get(st).join(",")).join(" ");
         overlay.appendChild(s("polyline", { class: "path", points }));
@@ -380,12 +400,12 @@ export function createBoard(container, boardJson, { onStationClick = null } = {}
         overlay.appendChild(s("g", {
           class: "piece detective", "data-seat": `d${i + 1}`, "data-station": station,
         }, ring(x, y, 0, { fill: SEAT_COLOURS[(i + 1) % SEAT_COLOURS.length] }),
-        s("text", { x, y }, `D${i + 1}`)));
+        s("text", { x, y }, `D${i + 1}`), at(x, y, station)));
       });
       if (mrx !== null && mrx !== undefined) {
         const [x, y] = pos.get(mrx);
         overlay.appendChild(s("g", { class: "piece mrx", "data-station": mrx },
-          ring(x, y, 0), s("text", { x, y }, "X")));
+          ring(x, y, 0), s("text", { x, y }, "X"), at(x, y, mrx)));
       }
     },
     /** Shade `possible` and draw the pieces in one call (the viewers' moment). */

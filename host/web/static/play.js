@@ -13,6 +13,12 @@ import { rating } from "./ladder.js";
 const NAME_KEY = "yard.play.name";
 const CLAIMS_KEY = "yard.play.claims"; // name -> the token that proves this browser's claim
 const GUEST_KEY = "yard.play.guest";
+/** The person's options: confirm each move before it is sent (as BGA; default off), and a
+ * sound when it is their turn. */
+const CONFIRM_KEY = "yard.play.confirm";
+const SOUND_KEY = "yard.play.sound";
+/** The form's last choice (ruleset, side, opponent): preselected next time. */
+const FORM_KEY = "yard.play.form";
 /** The tab's game in progress (sessionStorage: this tab only, gone with it): what a reload
  * needs to resume it (docs/protocol.md, resume). */
 const SESSION_KEY = "yard.play.session";
@@ -47,10 +53,28 @@ const ERROR_WORDS = {
   shutting_down: "The server is shutting down.",
 };
 
+/** Each ending in words, for the person who played it (`who`: the side's name; `seat`:
+ * who did it, in words). */
+const ENDINGS = {
+  caught: (o) => `${o.seat ? `Detective ${o.seat}` : "A detective"} reached Mister X's station and caught him.`,
+  survived: () => "Mister X stayed free until his last move: the detectives ran out of time to find him.",
+  cornered: () => "Mister X was cornered: every station he could reach was taken by a detective (or he had no ticket left to move).",
+  detectives_stuck: () => "No detective could move any more (no ticket for any line from where they stand), so Mister X wins.",
+  timeout: (o) => `${o.side} ran out of time on the clock.`,
+  illegal_move: (o) => `${o.side} made no legal move and forfeited.`,
+  bot_error: (o) => `${o.side}'s program failed and forfeited.`,
+  disconnected: (o) => `${o.side} lost the connection and did not come back in time.`,
+  protocol_violation: (o) => `${o.side} broke the protocol and forfeited.`,
+  aborted: () => "The game was stopped without a result.",
+  resigned: (o) => `${o.side} resigned.`,
+};
+
 let cleanup = null;
+const TITLE = document.title;
 
 /** Close the previous Play page's socket and timers. */
 export function stopPlay() {
+  document.title = TITLE;
   if (cleanup) cleanup();
   cleanup = null;
 }
@@ -77,6 +101,25 @@ function drawing(board) {
   for (let st = 1; st <= n; st++) stations.push([st, ...at(st)]);
   return { name: board.name, grid, width: board.width || null, height: board.height || null,
     stations, edges: board.edges };
+}
+
+/** The ticket counts after a public `update`'s move (the engine's rule, game/state.py): the
+ * mover spends one ticket a leg (Mister X also a double ticket for two legs); where the
+ * ruleset says so a detective's ticket goes to Mister X. Seats that count none stay null. */
+function spend(tickets, rules, seat, move) {
+  const legs = move.split("+").map((leg) => leg.split(":")[0]);
+  const own = tickets && tickets[seat];
+  if (!own) return;
+  for (const t of legs) if (typeof own[t] === "number") own[t] -= 1;
+  if (seat === "mrx" && legs.length === 2 && typeof own.double === "number") own.double -= 1;
+  const mrx = tickets.mrx;
+  if (seat !== "mrx" && rules && rules.tickets_to_mrx && mrx && typeof mrx[legs[0]] === "number") {
+    mrx[legs[0]] += 1;
+  }
+}
+
+function copyTickets(tickets) {
+  return JSON.parse(JSON.stringify(tickets || {}));
 }
 
 function mmss(seconds) {
@@ -168,6 +211,31 @@ function saveName(name) {
   }
 }
 
+/** A checkbox kept in localStorage under `key`. */
+function option(key, id) {
+  const box = h("input", { type: "checkbox", id, checked: stored(key, false) });
+  box.addEventListener("change", () => store(key, box.checked));
+  return box;
+}
+
+/** A short tone (Web Audio; silent where the browser allows none yet). */
+function beep() {
+  try {
+    const audio = new AudioContext();
+    const tone = audio.createOscillator();
+    const gain = audio.createGain();
+    tone.frequency.value = 660;
+    gain.gain.setValueAtTime(0.08, audio.currentTime);
+    gain.gain.exponentialRampToValueAtTime(0.0001, audio.currentTime + 0.25);
+    tone.connect(gain).connect(audio.destination);
+    tone.start();
+    tone.stop(audio.currentTime + 0.25);
+    tone.onended = () => audio.close();
+  } catch {
+    // No audio here.
+  }
+}
+
 /** The Play page; `params`: rules, side, opponent to preselect. */
 export async function showPlay(main, params) {
   stopPlay();
@@ -191,11 +259,13 @@ export async function showPlay(main, params) {
   };
 
   // ------------------------------------------------------------------ the form
+  const last = stored(FORM_KEY, {});
   const nameInput = h("input", { id: "play-name", name: "name", maxlength: 58, size: 16,
     autocomplete: "nickname", placeholder: "your name", value: savedName() });
   const rulesSelect = h("select", { id: "play-rules", name: "rules" });
   const sideSelect = h("select", { id: "play-side", name: "side" },
-    SIDES.map(([v, label]) => h("option", { value: v, selected: v === params.get("side") }, label)));
+    SIDES.map(([v, label]) => h("option", { value: v, selected: v === (params.get("side") || last.side) },
+      label)));
   const opponentSelect = h("select", { id: "play-opponent", name: "opponent" });
   const guestBox = h("input", { type: "checkbox", id: "play-guest", name: "guest",
     checked: stored(GUEST_KEY, false) });
@@ -208,6 +278,9 @@ export async function showPlay(main, params) {
     h("label", {}, "against ", opponentSelect),
     h("label", { title: "A guest's name is not kept for you, and a guest's games are not rated" },
       guestBox, " as a guest"),
+    h("label", { title: "Each move waits for a second click on Confirm before it is sent" },
+      option(CONFIRM_KEY, "play-confirm"), " confirm moves"),
+    h("label", { title: "A short tone when it is your turn" }, option(SOUND_KEY, "play-sound"), " sound"),
     startButton);
   const formBox = h("div", { id: "play-setup" },
     h("p", { class: "note" }, "Play a bot of this server's ladder yourself: as Mister X, or as " +
@@ -219,7 +292,8 @@ export async function showPlay(main, params) {
   mount(main, h("h1", {}, "Play"), formBox, gameBox);
 
   let ladder = null;
-  let wanted = { rules: params.get("rules"), opponent: params.get("opponent") };
+  let wanted = params.get("rules") ? { rules: params.get("rules"), opponent: params.get("opponent") }
+    : { rules: last.rules || null, opponent: params.get("opponent") || last.opponent || null };
   function opponents(rules) {
     return ((ladder && ladder.ladders[rules]) || []).filter((r) => r.connected && !r.paused);
   }
@@ -274,6 +348,7 @@ export async function showPlay(main, params) {
     if (!opponentSelect.value) return;
     saveName(name);
     store(GUEST_KEY, guestBox.checked);
+    store(FORM_KEY, { rules: rulesSelect.value, side: sideSelect.value, opponent: opponentSelect.value });
     startGame(name, guestBox.checked, rulesSelect.value, sideSelect.value, opponentSelect.value);
   });
   const resumable = savedSession();
@@ -294,15 +369,18 @@ export async function showPlay(main, params) {
     formBox.hidden = true;
     const me = `${guest ? "guest" : "human"}:${name}`;
     const token = guest ? null : claimOf(name);
-    const status = h("div", { class: "status-line", id: "play-status" }, "Connecting…");
+    const status = h("div", { class: "status-line", id: "play-status", role: "status",
+      "aria-live": "polite" }, "Connecting…");
+    const lastMove = h("div", { id: "last-move", class: "last-move", "aria-live": "polite" });
     const clockEl = h("div", { class: "clock", id: "clock" });
     const chooser = h("div", { class: "chooser", id: "chooser", hidden: true });
-    const message = h("div", { id: "play-message", role: "status", "aria-live": "polite" });
+    const message = h("div", { id: "play-message", role: "alert" });
     const result = h("div", { id: "play-result", class: "panel result", hidden: true });
     const resign = h("button", { type: "button", id: "resign" }, "Resign");
     const players = h("p", { id: "play-players" });
     const bar = h("div", { class: "play-bar", id: "play-bar" },
-      h("div", { class: "play-head" }, status, clockEl, resign), chooser, message);
+      h("div", { class: "play-head" }, status, clockEl, resign),
+      h("div", { class: "bar-row" }, lastMove, chooser), message);
     const boardBox = h("div", { class: "boardwrap" });
     const ticketsPanel = h("div", { class: "panel tickets" });
     const logPanel = h("div", { class: "panel" });
@@ -319,10 +397,12 @@ export async function showPlay(main, params) {
 
     // What the page knows: only what the server sent to this seat.
     const game = { id: null, rules: null, seats: [], view: null, turn: null, moves: [],
-      path: [], unseen: [], over: null, refused: false, sending: false, pending: null, armed: false };
+      path: [], unseen: [], over: null, refused: false, sending: false, pending: null, armed: false,
+      tickets: {}, applied: 0, marks: [], news: null };
     let clock = null;
     let queue = null; // {place, wait, at}: waiting for a slot of the bot
     const moveLog = new Map(); // turn -> {seat, move}
+    const banks = {}; // the opponent's seats' banks (seconds), as reckoned here
 
     function say(text, cls = "") {
       mount(message, text ? h("span", { class: cls }, text) : "");
@@ -553,6 +633,10 @@ export async function showPlay(main, params) {
           game.clock = msg.time_control;
           game.view = msg.view;
           game.unseen = [];
+          game.tickets = copyTickets(msg.view.tickets);
+          game.applied = 0;
+          game.other = null;
+          clockMoved(null, msg.view.to_move);
           if (side === "mrx") game.path = [msg.view.mrx];
           {
             const hunters = unique(Object.entries(msg.players).filter(([seat]) => seat !== "mrx")
@@ -565,9 +649,14 @@ export async function showPlay(main, params) {
           render();
           break;
         case "your_turn":
+          if (msg.game === game.id && (!game.turn || game.turn.turn !== msg.turn) &&
+            stored(SOUND_KEY, false)) beep();
           if (msg.game !== game.id) break;
           game.view = msg.view;
           game.unseen = [];  // the view's log has Mister X's own moves up to now
+          // The view's tickets are the server's count before this turn: every move so far.
+          game.tickets = copyTickets(msg.view.tickets);
+          game.applied = msg.turn - 1;
           game.turn = { turn: msg.turn, seat: msg.seat, moves: msg.legal.map(parseMove) };
           game.pending = null;
           game.sending = false;
@@ -596,18 +685,39 @@ export async function showPlay(main, params) {
           game.turn = null;
           game.sending = false;
           game.pending = null;
+          game.marks = [];  // the opponent's moves from now on are marked
+          game.stuck = null;
           if (clock) clock = { move: 0, bank: currentClock().bank, at: null };
           render();
           break;
         case "update":
           if (msg.game !== game.id) break;
           if (!moveLog.has(msg.turn)) moveLog.set(msg.turn, { seat: msg.seat, move: msg.move });
+          if (msg.turn > game.applied) {
+            spend(game.tickets, game.rules, msg.seat, msg.move);
+            game.applied = msg.turn;
+          }
           if (msg.seat !== "mrx" && msg.move && msg.move.includes(":") && game.view) {
             // A detective moved (the bot's, or ours as confirmed): its piece follows.
             const i = parseInt(msg.seat.slice(1), 10) - 1;
-            game.view.detectives[i] = Number(msg.move.split(":").pop());
+            const from = game.view.detectives[i];
+            const to = Number(msg.move.split(":").pop());
+            game.view.detectives[i] = to;
+            if (side === "mrx") game.marks.push({ seat: msg.seat, from, to });
+          } else if (msg.seat === "mrx" && side !== "mrx") {
+            const legs = parseMove(msg.move).legs;
+            const shown = legs[legs.length - 1].to;
+            const tickets = legs.map((l) => TICKET_WORDS[l.ticket] || l.ticket).join(" then ");
+            game.news = Number.isFinite(shown) && shown > 0
+              ? { surfaced: shown, text: `Mister X surfaced at ${shown} (${tickets})` }
+              : { surfaced: null, text: `Mister X moved by ${tickets}: where to is hidden` };
+            game.marks = [];
           }
-          if (game.view) game.view.to_move = msg.to_move;
+          clockMoved(msg.seat, msg.to_move);
+          if (game.view) {
+            stuck(msg.seat, msg.to_move);
+            game.view.to_move = msg.to_move;
+          }
           render();
           break;
         case "game_over":
@@ -632,8 +742,12 @@ export async function showPlay(main, params) {
         // Refused before the game started: back to the form. A key the server no longer
         // knows is dropped (the next game claims the name again, if it is free).
         if (msg.code === "bad_token" && token) keepClaim(name, null);
-        say(`${words} ${msg.message}`, "error");
+        mount(message, h("span", { class: "error" }, words), " ",
+          h("span", { class: "note", id: "play-refusal" }, `(the server: ${msg.message})`));
         mount(status, "No game started.");
+        resign.hidden = true;
+        root.hidden = true;
+        clockEl.hidden = true;
         setState("refused");
         game.refused = true;
         forget();
@@ -661,8 +775,17 @@ export async function showPlay(main, params) {
       return unique(moves.map((m) => m.legs[0].to));
     }
 
-    function sendMove(text) {
+    function sendMove(text, confirmed = false) {
       if (!game.turn || game.sending) return;
+      if (!confirmed && stored(CONFIRM_KEY, false)) {
+        chooser.hidden = false;
+        mount(chooser, h("span", { class: "chooser-title" }, `Send ${text}?`),
+          h("button", { type: "button", id: "confirm-move", class: "confirm",
+            onclick: () => sendMove(text, true) }, "Confirm"),
+          h("button", { type: "button", id: "cancel-move", onclick: cancel }, "Cancel"));
+        chooser.querySelector("#confirm-move").focus({ preventScroll: true });
+        return;
+      }
       game.sending = true;
       chooser.hidden = true;
       if (!send({ type: "move", game: game.id, turn: game.turn.turn, move: text })) {
@@ -693,6 +816,19 @@ export async function showPlay(main, params) {
       if (board) board.select(null);
       render();
     }
+
+    const onKey = (event) => {
+      if (event.key === "Escape" && (!chooser.hidden || game.pending)) {
+        event.preventDefault();
+        cancel();
+      }
+    };
+    document.addEventListener("keydown", onKey);
+    const before = cleanup;
+    cleanup = () => {
+      document.removeEventListener("keydown", onKey);
+      before();
+    };
 
     function startDouble(ticket, to) {
       game.pending = { ticket, to };
@@ -774,18 +910,81 @@ export async function showPlay(main, params) {
     function renderClock() {
       renderQueue();
       renderDrop();
-      const now = currentClock();
+      const now = currentClock() || (game.clock && !game.over && !game.refused
+        ? { move: 0, bank: game.clock.bank_s } : null);
       if (!now) {
         mount(clockEl, "");
         return;
       }
       const mine = Boolean(game.turn);
+      const theirs = theirClock();
       clockEl.classList.toggle("low", mine && now.move < 10 && now.bank < 30);
-      mount(clockEl, mine ? `${mmss(now.move)} for this move · bank ${mmss(now.bank)}`
-        : `bank ${mmss(now.bank)}`);
+      mount(clockEl, h("span", { id: "clock-mine", class: mine ? "ticking" : "" }, "You: ",
+        mine ? `${mmss(now.move)} for this move · bank ${mmss(now.bank)}` : `bank ${mmss(now.bank)}`),
+      theirs ? h("span", { id: "clock-theirs", class: theirs.running ? "ticking" : "" },
+        `${opponent}: `, theirs.running ? `${mmss(theirs.move)} for this move · ` : "",
+        `bank ${mmss(theirs.bank)}`) : null);
+    }
+    /** The opponent's clock as this page reckons it (the server sends each seat only its
+     * own): the time control's move time and bank, from when its turn began. */
+    function theirClock() {
+      if (!game.clock) return null;
+      const o = game.other;
+      if (!o) return { running: false, bank: Math.min(...Object.values(banks), game.clock.bank_s) };
+      const bank = o.seat in banks ? banks[o.seat] : game.clock.bank_s;
+      const move = game.clock.move_s - (performance.now() - o.at) / 1000;
+      return { running: true, move: Math.max(0, move), bank: move >= 0 ? bank : Math.max(0, bank + move) };
+    }
+    /** A move of `seat` was made; `next` is to move. */
+    function clockMoved(seat, next) {
+      if (!game.clock) return;
+      if (game.other && game.other.seat === seat) banks[seat] = theirClock().bank;
+      game.other = next && !game.seats.includes(next) ? { seat: next, at: performance.now() } : null;
     }
     if (gameTimer) clearInterval(gameTimer);
     gameTimer = setInterval(renderClock, 250);
+
+    /** Seats the turn passed over between `seat`'s move and `next` (a detective with no
+     * legal move is skipped by the rules): announced, not skipped silently. */
+    function stuck(seat, next) {
+      if (!next || !game.players) return;
+      const order = Object.keys(game.players).sort((a, b) => a === "mrx" ? -1 : b === "mrx" ? 1
+        : parseInt(a.slice(1), 10) - parseInt(b.slice(1), 10));
+      const skipped = [];
+      for (let i = (order.indexOf(seat) + 1) % order.length, n = 0;
+        order[i] !== next && n < order.length; i = (i + 1) % order.length, n++) {
+        skipped.push(order[i]);
+      }
+      if (skipped.length) {
+        game.stuck = { seats: skipped, text: `${skipped.map((st) => `Detective ${seatLabel(st)}`)
+          .join(" and ")} cannot move (no ticket for any line from ${skipped.map((st) =>
+          game.view.detectives[parseInt(st.slice(1), 10) - 1]).join(", ")}) and ` +
+          `${skipped.length > 1 ? "are" : "is"} skipped this round.` };
+      }
+    }
+
+    /** The opponent's moves since the person's own: a line on the board for each
+     * detective's, a banner for Mister X's (the ticket, or where he surfaced). */
+    function renderLastMove() {
+      const parts = [];
+      if (game.news && side !== "mrx") {
+        parts.push(h("span", { class: game.news.surfaced ? "banner surfaced" : "banner",
+          id: "mrx-news", "data-surfaced": game.news.surfaced || null }, game.news.text));
+      }
+      if (game.marks.length && side === "mrx") {
+        parts.push(h("span", { id: "detective-moves" }, "Last moves: " + game.marks.map((m) =>
+          `${seatLabel(m.seat)} ${m.from}→${m.to}`).join(", ")));
+      }
+      if (game.stuck) parts.push(h("span", { id: "play-stuck", class: "banner stuck" }, game.stuck.text));
+      mount(lastMove, parts);
+    }
+
+    /** The travel log, with every station once the game is over (`truth`: his path). */
+    function truthLog(truth, log) {
+      if (!truth) return log;
+      return log.map((entry, i) => ({ ...entry, station: truth[i + 1] === undefined ? entry.station
+        : truth[i + 1] }));
+    }
 
     function render() {
       const view = game.view;
@@ -804,8 +1003,11 @@ export async function showPlay(main, params) {
           mrx: mrx ? (game.pending ? game.pending.to : view.mrx) : null,
           lastSeen: !mrx && view.last_reveal ? view.last_reveal.station : null,
           path: mrx ? pendingPath : null,
+          moves: mrx ? game.marks : [],
+          surfaced: !mrx && game.news ? game.news.surfaced : null,
         });
       }
+      renderLastMove();
       const legal = destinations();
       board.markLegal(legal);
       // No connection, no moves: no rings (destinations) and no Resign button.
@@ -827,14 +1029,17 @@ export async function showPlay(main, params) {
         dot.style.backgroundColor = seatColour(seat);
         mount(status, dot, game.pending ? "Your double move: pick the second station"
           : `Your move: ${seat === "mrx" ? "Mister X" : `detective ${seatLabel(seat)}`} at ${where}`,
-        ` · Mister X's move ${view.move_number + 1} of ${game.rules.max_moves}`,
+        seat === "mrx" ? ` · Mister X's move ${view.move_number + 1} of ${game.rules.max_moves}`
+          : ` · round ${view.move_number} of ${game.rules.max_moves}`,
         !mrx ? ` · he may be at ${plural(view.possible.length, "station")}` : "");
       } else if (!game.sending && view.to_move) {
         mount(status, `${opponent} is thinking (${seatLabel(view.to_move)} to move)…`);
       }
-      mount(ticketsPanel, h("h3", {}, "Tickets left"), ticketsTable(view.tickets));
+      document.title = game.turn && !game.sending ? `Your turn · ${TITLE}` : TITLE;
+      root.setAttribute("data-applied", game.applied);
+      mount(ticketsPanel, h("h3", {}, "Tickets left"), ticketsTable(game.tickets));
       mount(logPanel, h("h3", {}, "Mister X's travel log"),
-        travelLog(game.rules, [...view.log, ...game.unseen],
+        travelLog(game.rules, truthLog(truth, [...view.log, ...game.unseen]),
           view.move_number + game.unseen.length));
       movesBody.replaceChildren(...[...moveLog.entries()].sort((a, b) => b[0] - a[0])
         .map(([turn, m]) => h("tr", { "data-turn": turn, "data-seat": m.seat,
@@ -859,6 +1064,7 @@ export async function showPlay(main, params) {
       game.over = msg;
       forget();
       game.turn = null;
+      game.other = null;
       clock = null;
       renderClock();
       chooser.hidden = true;
@@ -870,18 +1076,28 @@ export async function showPlay(main, params) {
       const stoppedByServer = msg.termination === "aborted";
       const headline = stoppedByServer ? "The server stopped the game"
         : msg.winner === null ? "No winner" : mine ? "You win!" : "You lose";
-      mount(status, `Game over: ${outcomeText({ winner: msg.winner, termination: msg.termination,
-        seat: msg.seat })}`);
+      // A person playing every detective resigns (or times out) for all of them: the side,
+      // not the seat, did it.
+      const allMine = msg.seat && msg.seat !== "mrx" && side === "detectives";
+      const shownSeat = allMine ? null : msg.seat;
+      const loser = msg.seat === "mrx" ? "Mister X" : msg.seat ? (allMine ? "You (the detectives)"
+        : `Detective ${seatLabel(msg.seat)}`) : msg.winner === "mrx" ? "The detectives" : "Mister X";
+      const said = outcomeText({ winner: msg.winner, termination: msg.termination, seat: shownSeat });
+      const why = (ENDINGS[msg.termination] || (() => ""))({ side: msg.seat === "mrx" && side === "mrx"
+        ? "You (Mister X)" : loser, seat: msg.seat ? seatLabel(msg.seat) : null });
+      mount(status, `Game over: ${said}`);
       const stored = h("span", { id: "replay-status", class: "note" }, "Saving the game…");
-      const again = h("button", { type: "button", id: "play-again", onclick: showAgain }, "Play again");
+      const again = h("button", { type: "button", id: "play-again", onclick: showAgain }, "New game…");
+      const rematch = h("button", { type: "button", id: "rematch",
+        onclick: () => startGame(name, guest, rules, side, opponent) }, "Rematch");
       result.hidden = false;
       mount(result, h("h2", { id: "play-headline", "data-winner": msg.winner || "" }, headline),
-        h("p", {}, `${outcomeText({ winner: msg.winner, termination: msg.termination, seat: msg.seat })}` +
-          ` after ${plural(msg.moves, "move")} of Mister X.`),
+        h("p", {}, `${said} after ${plural(msg.moves, "move")} of Mister X.`),
+        why ? h("p", { id: "play-why" }, why) : null,
         stoppedByServer ? h("p", { id: "play-stopped" }, "The server was stopped (or restarted) " +
           "while the game ran: it is stored as aborted, without a winner and unrated.") : null,
         path.length ? h("p", { id: "mrx-path" }, `Mister X's path: ${path.join(" → ")}`) : null,
-        h("p", {}, stored, " ", again));
+        h("p", {}, stored), h("p", {}, rematch, " ", again));
       if (socket) socket.close();
       storedReplay(msg.game, stored);
       render();

@@ -205,6 +205,21 @@ export async function showReplay(main, id, params) {
       turnsBody));
   }
 
+  /** Where this frame happens in view (a phone shows part of London): the piece that
+   * just moved, Mister X at the end where this perspective shows him. */
+  function focus() {
+    const frame = data.frames[index];
+    const turn = frame.turn;
+    const shown = data.perspective !== "detectives" && frame.mrx !== null && frame.mrx !== undefined;
+    let station = null;
+    if (shown && (index === last || (turn && turn.seat === "mrx"))) station = frame.mrx;
+    else if (turn && turn.seat !== "mrx") station = frame.detectives[parseInt(turn.seat.slice(1), 10) - 1];
+    else if (index === last && frame.detectives.length) station = frame.detectives[0];
+    if (station !== null && station !== undefined) board.bringIntoView(station);
+  }
+  const keeper = new ResizeObserver(focus);
+  keeper.observe(board.port);
+
   function render() {
     const frame = data.frames[index];
     const p = data.perspective;
@@ -217,6 +232,7 @@ export async function showReplay(main, id, params) {
       lastSeen: p === "detectives" && frame.last_reveal ? frame.last_reveal.station : null,
       path: p === "all" ? data.mrx_path.slice(0, frame.move_number + 1) : null,
     });
+    focus();
     const turn = frame.turn;
     const what = turn ? `${seatLabel(turn.seat)} played ${turn.move === null ? "nothing"
       : turn.move}${turn.fault ? ` [${turn.fault}]` : ""}` : "start position";
@@ -288,6 +304,7 @@ export async function showReplay(main, id, params) {
   cleanup = () => {
     document.removeEventListener("keydown", onKey);
     if (timer) clearInterval(timer);
+    keeper.disconnect();
     board.destroy();
   };
 
