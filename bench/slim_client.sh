@@ -34,7 +34,7 @@ seconds = float(end) - float(start)
 mb = (int(kb_slim) - int(kb_bare)) / 1024
 names = json.loads(subprocess.check_output([python, "-c", (
     "import importlib.metadata as m, json; print(json.dumps(sorted(f\"{d.metadata['Name']} "
-    "{d.version}\" for d in m.distributions())))")]))
+    "{d.version}\" for d in m.distributions())))")], cwd="/"))  # not the checkout's egg-info
 dists = ", ".join(n for n in names if n.split()[0] not in ("pip", "setuptools"))
 print(f"yard-client: wheel {os.path.getsize(wheel) // 1024} kB; pip install into a fresh "
       f"venv {seconds:.1f} s, +{mb:.1f} MB in site-packages ({dists})")
