@@ -30,11 +30,11 @@ BOTS = {  # name -> (spec, extra options): strongest first, then the one that ti
     "greedy": ("greedy", []),
     "random": ("random", []),
     "blunder": (f"{DATA / 'blunder_bot.py'}:Blunder", []),
-    "sleeper": (f"{DATA / 'slow_bot.py'}:Slow", ["--option", "think=15"]),
+    "sleeper": (f"{DATA / 'slow_bot.py'}:Slow", ["--option", "think=9"]),
 }
 #: Seconds per move: the healthy bots answer in milliseconds, but beside another job a
 #: second was once too little for three moves in a row (the bot was paused).
-MOVE_S = 5
+MOVE_S = 3
 
 
 def _count(db_url: str) -> int:
