@@ -313,6 +313,11 @@ for (const el of document.querySelectorAll('body *')) {
   if (el.closest('.scroll, .turns, .board-port')) continue;
   const box = el.getBoundingClientRect();
   if (box.right > window.innerWidth + 0.5) out.wide.push(el.tagName + '.' + el.className);
+  // Text wider than its own box (an unbreakable word) spills out without widening it.
+  else if (el.clientWidth && el.scrollWidth > el.clientWidth + 1 &&
+           getComputedStyle(el).overflowX === 'visible') {
+    out.wide.push(el.tagName + '.' + el.className + ' (its text)');
+  }
 }
 const nav = document.querySelector('nav').getBoundingClientRect();
 out.nav = [nav.left, nav.right];
