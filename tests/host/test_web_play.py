@@ -501,6 +501,7 @@ def test_a_name_is_claimed_kept_by_the_browser_and_guests_play_unrated(
         start(driver, served.base, "zoe", "grid5", "mrx", state="refused")
         message = driver.find_element("id", "play-message").text
         assert "That name is someone else's" in message and "'zoe' is claimed" in message
+        assert driver.execute_script(NO_DEBRIS) == {"said": 1, "clipped": False, "shown": []}
         start(driver, served.base, "zoe", "grid5", "mrx", guest=True)
         record = resign(driver, served.base)
         assert record["players"]["mrx"] == "guest:zoe"
@@ -509,6 +510,21 @@ def test_a_name_is_claimed_kept_by_the_browser_and_guests_play_unrated(
     finally:
         driver.execute_script("localStorage.removeItem('yard.play.guest')")
     assert not [e for e in severe_logs(driver) if "claimed" not in e]
+
+
+#: After a refused request: how often the page shows the server's words (its last error
+#: frame's message), whether the message box clips them, and what of a game is still
+#: shown (a Resign button, a clock, a board, a panel: none should be).
+NO_DEBRIS = """
+const error = window.__frames.filter(f => f.type === 'error').pop();
+const box = document.getElementById('play-message');
+const text = document.body.innerText;
+const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+return {said: text.split(error.message).length - 1,
+        clipped: box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1,
+        shown: ['#resign', '#clock', '#play-view', 'svg.board', '.panel']
+          .filter(sel => [...document.querySelectorAll(sel)].some(visible))};
+"""
 
 
 def _people(base: str) -> set[str]:

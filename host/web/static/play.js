@@ -242,6 +242,8 @@ export async function showPlay(main, params) {
   const timers = [];
   let socket = null;
   let board = null;
+  /** The board's lines by transport (the `board` message's edges). */
+  let edges = {};
   let stopped = false;
   let gameTimer = null;
   let keeper = null;
@@ -618,6 +620,7 @@ export async function showPlay(main, params) {
           if (keeper) keeper.disconnect();
           if (board) board.destroy();
           board = createBoard(boardBox, drawing(msg), { onStationClick: clicked });
+          edges = msg.edges || {};
           // After the board's own fit on a resize (a phone turned): the piece to move
           // back in view.
           keeper = new ResizeObserver(keepInView);
@@ -945,7 +948,7 @@ export async function showPlay(main, params) {
     gameTimer = setInterval(renderClock, 250);
 
     /** Seats the turn passed over between `seat`'s move and `next` (a detective with no
-     * legal move is skipped by the rules): announced, not skipped silently. */
+     * legal move is skipped by the rules): announced, not skipped silently, with why. */
     function stuck(seat, next) {
       if (!next || !game.players) return;
       const order = Object.keys(game.players).sort((a, b) => a === "mrx" ? -1 : b === "mrx" ? 1
@@ -956,11 +959,20 @@ export async function showPlay(main, params) {
         skipped.push(order[i]);
       }
       if (skipped.length) {
-        game.stuck = { seats: skipped, text: `${skipped.map((st) => `Detective ${seatLabel(st)}`)
-          .join(" and ")} cannot move (no ticket for any line from ${skipped.map((st) =>
-          game.view.detectives[parseInt(st.slice(1), 10) - 1]).join(", ")}) and ` +
-          `${skipped.length > 1 ? "are" : "is"} skipped this round.` };
+        game.stuck = { seats: skipped, text: skipped.map(whyStuck).join(" ") +
+          ` ${skipped.length > 1 ? "They are" : "It is"} skipped this round.` };
       }
+    }
+    /** Why detective `seat` cannot move: no ticket for any line from its station, or
+     * (tickets left, or none counted) every station next to it taken by a detective. */
+    function whyStuck(seat) {
+      const at = game.view.detectives[parseInt(seat.slice(1), 10) - 1];
+      const own = game.tickets && game.tickets[seat];
+      const lines = ["taxi", "bus", "underground"].filter((t) =>
+        (edges[t] || []).some(([a, b]) => a === at || b === at));
+      const ticketless = own && lines.every((t) => !(own[t] > 0));
+      return `Detective ${seatLabel(seat)} cannot move: ${ticketless
+        ? `no ticket left for any line from ${at}` : `every station next to ${at} is taken by a detective`}.`;
     }
 
     /** The opponent's moves since the person's own: a line on the board for each
