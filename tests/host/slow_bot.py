@@ -23,3 +23,9 @@ class Slow(Bot):
     def choose(self, view: View, legal: Sequence[Move]) -> Move:
         time.sleep(self.delay)
         return self.rng.choice(legal)
+
+
+class SlowMrX(Slow):
+    """:class:`Slow` that only plays Mister X (its warm-up, one move a side, sleeps once)."""
+
+    roles = frozenset({"mrx"})

@@ -96,6 +96,10 @@ return [...document.querySelectorAll('svg.board .station circle')].every(c => {
 """
 
 
+#: A ruleset where four of the five detectives are stuck from the first round on.
+STRANDED = Path(__file__).with_name("stranded.toml")
+
+
 @dataclass
 class Served:
     base: str
@@ -133,13 +137,15 @@ def _until(check: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """``yard serve --ladder grid5,classic --house random``: up, with random connected."""
+    """``yard serve --ladder grid5,classic,stranded.toml --house random``: up, with random
+    connected."""
     folder = tmp_path_factory.mktemp("play")
     ready = folder / "ready"
     log = (folder / "server.log").open("wb")
     proc = subprocess.Popen(
         yard_argv("serve", "--port", "0", "--db", f"sqlite:///{folder / 'yard.db'}",
-                  "--ladder", "grid5,classic", "--house", "random", "--house-games", "4",
+                  "--ladder", f"grid5,classic,{STRANDED}", "--house", "random",
+                  "--house-games", "4",
                   "--ready-file", str(ready), "--admin-token-file", str(folder / "admin")),
         stdout=log, stderr=subprocess.STDOUT,
         env={**os.environ, "YARD_ADMIN_TOKEN": secrets.token_urlsafe(24)})
@@ -519,7 +525,8 @@ NO_DEBRIS = """
 const error = window.__frames.filter(f => f.type === 'error').pop();
 const box = document.getElementById('play-message');
 const text = document.body.innerText;
-const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+const visible = (el) => el.getClientRects().length > 0 &&
+  getComputedStyle(el).visibility !== 'hidden';
 return {said: text.split(error.message).length - 1,
         clipped: box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1,
         shown: ['#resign', '#clock', '#play-view', 'svg.board', '.panel']
@@ -695,6 +702,50 @@ def _rematch_confirmed_and_remembered(driver: Any, served: Served) -> None:
     open_play(driver, served.base)
     assert [driver.execute_script(f"return document.getElementById('play-{k}').value")
             for k in ("rules", "side", "opponent")] == ["classic", "mrx", "random"]
+
+
+def test_a_detective_who_cannot_move_is_announced_and_the_ending_explained(
+        driver: Any, served: Served) -> None:
+    """``stranded`` (tests/host/stranded.toml): the detectives hold underground tickets
+    only, so the four away from station 13 cannot move from the first round on. The
+    person plays all five: every turn is the one on 13's, and from the first round that
+    detective was skipped in the page names each skipped detective and why; when its four
+    tickets are spent no detective can move, and the end says so in words."""
+    start(driver, served.base, "fay", "stranded", "detectives")
+    (begun,) = [f for f in driver.execute_script("return window.__frames")
+                if f.get("type") == "game_start"]
+    stations = begun["view"]["detectives"]
+    mobile = f"d{stations.index(13) + 1}"
+    expected = " ".join(
+        f"Detective D{i + 1} cannot move: no ticket left for any line from {station}."
+        for i, station in enumerate(stations) if station != 13) + " They are skipped."
+    notices: list[str | None] = []
+
+    def each(turn: dict[str, Any]) -> None:
+        assert turn["seat"] == mobile, turn
+        shown = driver.find_elements("id", "play-stuck")
+        notices.append(shown[0].text if shown else None)
+
+    def away_from_mrx(legal: list[int]) -> int:
+        # Not where Mister X may be: this test is about the detectives' end, not a catch.
+        possible = set(driver.execute_script(
+            "return [...document.querySelectorAll('.station.possible')]"
+            ".map(g => Number(g.getAttribute('data-station')))"))
+        return next((st for st in legal if st not in possible), legal[0])
+
+    sent = play_out(driver, each, away_from_mrx)
+    # D1 on 13 learns of the others after its own first move; any other seat at once.
+    assert notices == [None if mobile == "d1" else expected] + [expected] * (len(notices) - 1)
+    record = stored_game(driver, served.base)
+    assert moves_of(record, lambda seat: seat != "mrx") == sent
+    ending = record["outcome"]["termination"]
+    assert ending in ("detectives_stuck", "caught"), ending  # caught: all moves were near him
+    if ending == "detectives_stuck":
+        assert len(sent) == 4  # its four underground tickets
+        assert driver.find_element("id", "play-headline").text == "You lose"
+        assert driver.find_element("id", "play-why").text.startswith(
+            "No detective could move any more")
+    assert not severe_logs(driver)
 
 
 def test_a_whole_classic_game_shows_the_replays_numbers_and_the_last_moves(

@@ -59,7 +59,7 @@ const ENDINGS = {
   caught: (o) => `${o.seat ? `Detective ${o.seat}` : "A detective"} reached Mister X's station and caught him.`,
   survived: () => "Mister X stayed free until his last move: the detectives ran out of time to find him.",
   cornered: () => "Mister X was cornered: every station he could reach was taken by a detective (or he had no ticket left to move).",
-  detectives_stuck: () => "No detective could move any more (no ticket for any line from where they stand), so Mister X wins.",
+  detectives_stuck: () => "No detective could move any more (no ticket left for a line from where they stand, or boxed in by the others), so Mister X wins.",
   timeout: (o) => `${o.side} ran out of time on the clock.`,
   illegal_move: (o) => `${o.side} made no legal move and forfeited.`,
   bot_error: (o) => `${o.side}'s program failed and forfeited.`,
@@ -948,7 +948,8 @@ export async function showPlay(main, params) {
     gameTimer = setInterval(renderClock, 250);
 
     /** Seats the turn passed over between `seat`'s move and `next` (a detective with no
-     * legal move is skipped by the rules): announced, not skipped silently, with why. */
+     * legal move is skipped by the rules): announced, not skipped silently, with why,
+     * until the person's next move. */
     function stuck(seat, next) {
       if (!next || !game.players) return;
       const order = Object.keys(game.players).sort((a, b) => a === "mrx" ? -1 : b === "mrx" ? 1
@@ -958,10 +959,11 @@ export async function showPlay(main, params) {
         order[i] !== next && n < order.length; i = (i + 1) % order.length, n++) {
         skipped.push(order[i]);
       }
-      if (skipped.length) {
-        game.stuck = { seats: skipped, text: skipped.map(whyStuck).join(" ") +
-          ` ${skipped.length > 1 ? "They are" : "It is"} skipped this round.` };
-      }
+      if (!skipped.length) return;
+      // Every seat skipped since the person's own last move, in seat order.
+      const seats = order.filter((st) => skipped.includes(st) || (game.stuck && game.stuck.seats.includes(st)));
+      game.stuck = { seats, text: seats.map(whyStuck).join(" ") +
+        ` ${seats.length > 1 ? "They are" : "It is"} skipped.` };
     }
     /** Why detective `seat` cannot move: no ticket for any line from its station, or
      * (tickets left, or none counted) every station next to it taken by a detective. */
