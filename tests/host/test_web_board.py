@@ -306,3 +306,61 @@ async def test_the_viewers_show_every_seats_tickets(driver: Any, site: Site) -> 
             return out;""")
         assert shown == full["frames"][frame]["tickets"], frame
     assert not await run(severe_logs, driver)
+
+
+#: What may hide a station's number: the zoom buttons (boxes that meet the board's box)
+#: and the pieces' discs. A number a disc meets must be written again in the layer over
+#: the pieces (``.lifted``, the board's top layer), as must every piece's own station.
+COVERS = """
+const svg = document.querySelector('svg.board');
+const port = document.querySelector('.board-port').getBoundingClientRect();
+const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom &&
+  b.top < a.bottom;
+// A disc (its box's inscribed circle) meets a box where the box's nearest point is in it.
+const touches = (box, d) => {
+  const r = d.width / 2, cx = d.left + r, cy = d.top + r;
+  const x = Math.max(box.left, Math.min(cx, box.right));
+  const y = Math.max(box.top, Math.min(cy, box.bottom));
+  return Math.hypot(x - cx, y - cy) < r;
+};
+const tools = [...document.querySelectorAll('.board-tools button')]
+  .filter(b => meets(b.getBoundingClientRect(), port)).map(b => b.className);
+const pieces = [...svg.querySelectorAll('.piece:not(.last-seen)')];
+const discs = pieces.map(p => p.querySelector('circle').getBoundingClientRect());
+const occupied = new Set(pieces.map(p => p.getAttribute('data-station')));
+const top = svg.lastElementChild;
+const over = (cls, station) => top.classList.contains('lifted') &&
+  top.querySelector(`text.${cls}[data-station="${station}"]`)?.textContent === station;
+const hidden = [...svg.querySelectorAll('.station text')].filter(t => {
+  const box = t.getBoundingClientRect();
+  return !occupied.has(t.textContent) && meets(box, port) && discs.some(d => touches(box, d)) &&
+    !over('over-piece', t.textContent);
+}).map(t => t.textContent);
+const unnamed = [...occupied].filter(st => !over('piece-at', st));
+return {tools, hidden, unnamed, pieces: pieces.length};
+"""
+
+
+async def test_zoom_buttons_and_pieces_never_hide_a_station_number(
+        driver: Any, site: Site) -> None:
+    """On a desktop and on a phone, at the default fit and zoomed in: the zoom buttons
+    sit outside the board; every piece's station number is written under it, and every
+    number a piece's disc reaches is written again over the pieces."""
+    base = site.base
+    try:
+        for size in (DESKTOP, PHONE):
+            await run(driver.set_window_size, *size)
+            for frame in (0, 8, "end"):
+                await load(driver, base, f"#/games/{CLASSIC_GAME}?move={frame}&view=all")
+                await board_state(driver)
+                for zoom in ("fit", "in"):
+                    if zoom == "in":
+                        await run(js, driver, "document.querySelector("
+                                              "'.board-tools .zoom-in').click()")
+                    covers = await run(js, driver, COVERS)
+                    where = (size, frame, zoom)
+                    assert covers["pieces"] >= 6, (where, covers)
+                    assert covers["tools"] == [] and covers["unnamed"] == [], (where, covers)
+                    assert covers["hidden"] == [], (where, covers["hidden"])
+    finally:
+        await run(driver.set_window_size, *DESKTOP)

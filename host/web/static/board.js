@@ -108,6 +108,12 @@ export function createBoard(container, boardJson, { onStationClick = null } = {}
   svg.appendChild(stations);
   const overlay = s("g", { class: "overlay" });
   svg.appendChild(overlay);
+  // Above the pieces: each piece's station number, and the number of any station a
+  // piece's disc would cover (a piece never hides a station's number).
+  const lifted = s("g", { class: "lifted", "aria-hidden": "true" });
+  svg.appendChild(lifted);
+  /** The pieces' discs: [station, x, y] (map units). */
+  let placed = [];
 
   const port = h("div", { class: "board-port", tabindex: 0, role: "group",
     "aria-label": `${boardJson.name} board: drag to move, wheel or + and − to zoom, 0 to fit` },
@@ -166,15 +172,35 @@ export function createBoard(container, boardJson, { onStationClick = null } = {}
     const u = 1 / view.scale;
     const label = Math.max(geo.label, LABEL_PX * u);
     stations.style.fontSize = `${label.toFixed(2)}px`;
+    lifted.style.fontSize = `${label.toFixed(2)}px`;
     const dot = Math.min(geo.maxDot, Math.max(geo.dot, DOT_PX * u));
     if (Math.abs(dot - sized.dot) > 0.05) {
       for (const c of dots) c.setAttribute("r", dot.toFixed(2));
     }
-    sized = { dot, piece: Math.max(geo.dot + (geo.grid ? 4 : 12), PIECE_PX * u),
+    sized = { dot, label, piece: Math.max(geo.dot + (geo.grid ? 4 : 12), PIECE_PX * u),
       pieceLabel: Math.max(14, PIECE_LABEL_PX * u) };
     overlay.style.fontSize = `${sized.pieceLabel.toFixed(2)}px`;
     for (const c of overlay.querySelectorAll("circle[data-grow]")) {
       c.setAttribute("r", (sized.piece + Number(c.dataset.grow) * u).toFixed(2));
+    }
+    lift();
+  }
+
+  /** Redraw the lifted numbers for the pieces `placed` at this zoom: under each piece
+   * its station, and over the pieces every other station whose number a disc reaches. */
+  function lift() {
+    lifted.replaceChildren();
+    if (!placed.length || !sized.label) return;
+    const below = sized.piece + 0.75 * sized.label;
+    const reach = sized.piece + 1.2 * sized.label; // a disc and half a three-digit number's box
+    const taken = new Set(placed.map(([station]) => station));
+    for (const [station, x, y] of placed) {
+      lifted.appendChild(s("text", { x, y: y + below, class: "piece-at", "data-station": station },
+        String(station)));
+    }
+    for (const [id, [x, y]] of pos) {
+      if (taken.has(id) || !placed.some(([, px, py]) => Math.hypot(px - x, py - y) < reach)) continue;
+      lifted.appendChild(s("text", { x, y, class: "over-piece", "data-station": id }, String(id)));
     }
   }
 
@@ -367,12 +393,12 @@ export function createBoard(container, boardJson, { onStationClick = null } = {}
     placePieces({ detectives = [], mrx = null, lastSeen = null, path = null, moves = [],
       surfaced = null } = {}) {
       overlay.replaceChildren();
+      placed = [];
       const u = view.scale ? 1 / view.scale : 0;
       const ring = (x, y, grow, attrs = {}) => s("circle", { cx: x, cy: y,
         r: (sized.piece + grow * u).toFixed(2), "data-grow": grow, ...attrs });
-      // The station a piece covers, under it: a piece never hides where it stands.
-      const at = (x, y, station) => s("text", { x, y, dy: "2.3em", class: "piece-at" },
-        String(station));
+      // The station a piece covers is written under it (lift()).
+      const at = (x, y, station) => placed.push([station, x, y]);
       for (const m of moves || []) {
         const a = pos.get(m.from), b = pos.get(m.to);
         if (!a || !b) continue;
@@ -400,13 +426,16 @@ export function createBoard(container, boardJson, { onStationClick = null } = {}
         overlay.appendChild(s("g", {
           class: "piece detective", "data-seat": `d${i + 1}`, "data-station": station,
         }, ring(x, y, 0, { fill: SEAT_COLOURS[(i + 1) % SEAT_COLOURS.length] }),
-        s("text", { x, y }, `D${i + 1}`), at(x, y, station)));
+        s("text", { x, y }, `D${i + 1}`)));
+        at(x, y, station);
       });
       if (mrx !== null && mrx !== undefined) {
         const [x, y] = pos.get(mrx);
         overlay.appendChild(s("g", { class: "piece mrx", "data-station": mrx },
-          ring(x, y, 0), s("text", { x, y }, "X"), at(x, y, mrx)));
+          ring(x, y, 0), s("text", { x, y }, "X")));
+        at(x, y, mrx);
       }
+      lift();
     },
     /** Shade `possible` and draw the pieces in one call (the viewers' moment). */
     show({ possible = [], ...pieces } = {}) {
