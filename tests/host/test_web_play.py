@@ -664,6 +664,19 @@ return {marks: [...document.querySelectorAll('#play-view .last-move')].map(g => 
 """
 
 
+#: A legal station's ring against a plain station's dot and the legend's key for it.
+RINGS = """
+const legal = document.querySelector('svg.board .station.legal circle');
+const plain = document.querySelector(
+  'svg.board .station:not(.legal):not(.possible):not(.selected) circle');
+const key = document.querySelector('.swatch.d-legal');
+const ring = getComputedStyle(legal);
+return {ring: legal.getBoundingClientRect().width / plain.getBoundingClientRect().width,
+        stroke: ring.stroke, width: parseFloat(ring.strokeWidth),
+        key: getComputedStyle(key).borderTopColor, legend: key.parentElement.textContent};
+"""
+
+
 def _expected_tickets(frame: dict[str, Any], kinds: list[str]) -> dict[str, dict[str, Any]]:
     return {seat: {k: (own.get(k) if own else None) for k in kinds}
             for seat, own in frame["tickets"].items()}
@@ -753,7 +766,8 @@ def test_a_whole_classic_game_shows_the_replays_numbers_and_the_last_moves(
     """A whole classic game as Mister X: after every move (the detectives' too, and after
     the last) the tickets table shows the stored replay's counts; on each of his turns
     the detectives' moves since his last are drawn from→to on the board, the tab title
-    says "your turn", both clocks are shown, the status line is a live region; Esc
+    says "your turn", both clocks are shown, the status line is a live region, his
+    moves are ringed as the legend says; Esc
     closes the ticket chooser, which opens over the board without moving it; a detective
     the rules skip is announced; on a phone the tickets table is not clipped."""
     start(driver, served.base, "erin", "classic", "mrx")
@@ -765,6 +779,11 @@ def test_a_whole_classic_game_shows_the_replays_numbers_and_the_last_moves(
         seen.append((int(turn["turn"]), dict(driver.execute_script(FEEDBACK))))
         if checked_chooser:
             return
+        # His moves are ringed as the legend's key draws it: wider than a station's dot,
+        # in the key's colour.
+        rings = driver.execute_script(RINGS)
+        assert rings["ring"] >= 1.3 and rings["width"] >= 3, rings
+        assert rings["stroke"] == rings["key"] and "ringed: your moves" in rings["legend"], rings
         # Esc closes the chooser; the board does not move when it opens.
         top = driver.execute_script(
             "return document.querySelector('.board-port').getBoundingClientRect().top")
