@@ -7,6 +7,11 @@ out and were paused within half a minute). :func:`warm_up` pays it before ``hell
 plays one move with a fresh bot of the same spec from a real position of each side it
 plays, exactly the code the games run. ``yard bot --ladder`` calls it.
 
+A ladder ruleset the bot cannot load here (a server's own ruleset from a TOML file, known
+by its name only there) is skipped: the server sends its definition with each game, and
+the compiling is the same on any ruleset, so the bot warms up on the others, or on
+:data:`FALLBACK` when none is left.
+
 >>> from bots.registry import make_bot
 >>> [w.side for w in warm_up(lambda: make_bot("rush"), ["grid5"])]
 ['detectives']
@@ -20,12 +25,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bots.base import Bot
-from game import MRX, State, load_ruleset, new_game
+from game import MRX, Ruleset, State, YardError, load_ruleset, new_game
 
 log = logging.getLogger(__name__)
 
 WARM_SEED = 1
 """The deal of the warm-up positions (any: only the code path matters)."""
+
+FALLBACK = "grid5"
+"""The ruleset of a warm-up when none of the given ones can be loaded here."""
 
 
 @dataclass(frozen=True)
@@ -42,11 +50,11 @@ class WarmUp:
 
 def warm_up(factory: Callable[[], Bot], rules: Sequence[str]) -> list[WarmUp]:
     """Play one move with a fresh bot from ``factory`` for each side it plays (its class's
-    ``roles``) on each ruleset of ``rules``; never raises for the bot's own errors."""
+    ``roles``) on each ruleset of ``rules`` that loads here (else on :data:`FALLBACK`);
+    never raises for the bot's own errors."""
     done: list[WarmUp] = []
     roles = factory().roles
-    for name in rules:
-        ruleset = load_ruleset(name)
+    for name, ruleset in _loadable(rules):
         start = new_game(ruleset, WARM_SEED)
         for side in ("mrx", "detectives"):
             if side not in roles:
@@ -64,6 +72,19 @@ def warm_up(factory: Callable[[], Bot], rules: Sequence[str]) -> list[WarmUp]:
                 log.warning("warming up on %s as %s failed: %s", name, side, error)
             done.append(WarmUp(name, side, time.perf_counter() - began, error))
     return done
+
+
+def _loadable(names: Sequence[str]) -> list[tuple[str, Ruleset]]:
+    """The rulesets of ``names`` that load here (a skipped one is logged), else
+    :data:`FALLBACK`'s."""
+    loaded = []
+    for name in names:
+        try:
+            loaded.append((name, load_ruleset(name)))
+        except YardError as exc:
+            log.info("not warming up on %s (%s): the server sends its rules with each game",
+                     name, exc)
+    return loaded or [(FALLBACK, load_ruleset(FALLBACK))]
 
 
 def _to_move(state: State, side: str) -> State:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import re
 import signal
 import sys
 import tomllib
@@ -23,8 +24,9 @@ from sqlalchemy.engine import make_url
 from websockets.asyncio.server import ServerConnection, serve
 
 from db.store import Database
-from game import load_ruleset
+from game import Ruleset, load_ruleset
 from game.errors import YardError
+from game.rules import BUILTIN
 from host.accounts import AccountChecker
 from host.house import House, HouseBot
 from host.web.http import WebApp, web_url
@@ -98,6 +100,7 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
     _check_registrations(registrations_per_address, registrations_total, registration_queue,
                          registration_window)
     _check_ladder(ladder, ladder_placement, ladder_pause_after, ladder_max_games, ladder_check)
+    names, custom = ladder_rulesets(ladder)
     if play_move_time <= 0 or play_bank_time < 0:
         raise ServerConfigError("--play-move-time must be > 0, --play-bank-time >= 0")
     if house_rate < 0:
@@ -116,7 +119,8 @@ def server_config(host: str, token_file: str | None = None, bot_token: tuple[str
                           hello_timeout_s=hello_timeout, max_send_bytes=send_buffer_kib * 1024,
                           max_connections=max_connections,
                           max_per_address=min(max_per_address, max_connections),
-                          ladder=tuple(dict.fromkeys(ladder)), ladder_placement=ladder_placement,
+                          ladder=names, ladder_rulesets=custom,
+                          ladder_placement=ladder_placement,
                           ladder_pause_after=ladder_pause_after,
                           ladder_max_games=ladder_max_games, ladder_check=ladder_check,
                           play_time_control=TimeControl(play_move_time, play_bank_time),
@@ -157,19 +161,44 @@ def _check_registrations(per_address: int, total: int, queue: int, window: float
 
 def _check_ladder(ladder: tuple[str, ...], placement: int, pause_after: int, max_games: int,
                   check: bool) -> None:
-    """Refuse an unknown ladder ruleset, ladder limits out of range, and a check without a
-    ladder."""
-    for rules in ladder:
-        try:
-            load_ruleset(rules)
-        except YardError as exc:
-            raise ServerConfigError(f"--ladder: {exc}") from None
+    """Refuse ladder limits out of range, and a check without a ladder."""
     if placement < 0 or pause_after < 1 or max_games < 1:
         raise ServerConfigError("--ladder-placement must be >= 0, --ladder-pause-after and "
                                 "--ladder-max-games >= 1")
     if check and not ladder:
         raise ServerConfigError("--ladder-check checks bots new to a ladder: give --ladder "
                                 "RULES too")
+
+
+LADDER_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+"""A ladder ruleset's name: it names the ladder in bots' ``hello``, its games' tournament
+id and the ladder pages' URLs (``/api/ladder/NAME/bots/BOT``)."""
+
+
+def ladder_rulesets(ladder: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, Ruleset]]:
+    """The names of the ``--ladder`` rulesets (built-in names or TOML files, each known by
+    its ruleset's ``name``) in their order, and the rulesets of the files by name.
+    :class:`ServerConfigError` for one that cannot be loaded or has a name unfit for a URL,
+    and for two different rulesets with the same name."""
+    loaded: dict[str, tuple[str, Ruleset]] = {}  # name -> (first entry, ruleset)
+    custom: dict[str, Ruleset] = {}
+    for entry in dict.fromkeys(ladder):
+        try:
+            rules = load_ruleset(entry)
+        except YardError as exc:
+            raise ServerConfigError(f"--ladder: {exc}") from None
+        if not LADDER_NAME.fullmatch(rules.name):
+            raise ServerConfigError(f"--ladder {entry}: ruleset name {rules.name!r:.80} must "
+                                    "be 1-64 letters, digits, '_', '.' or '-' (it names the "
+                                    "ladder)")
+        first = loaded.setdefault(rules.name, (entry, rules))
+        if first[1].definition() != rules.definition():
+            raise ServerConfigError(f"--ladder: {first[0]} and {entry} are different rulesets "
+                                    f"with the same name {rules.name!r}: a ladder knows its "
+                                    "rulesets by name (rename one in its TOML file)")
+        if entry not in BUILTIN:
+            custom.setdefault(rules.name, rules)
+    return tuple(loaded), custom
 
 
 def _origins(allow_origin: tuple[str, ...]) -> list[str]:

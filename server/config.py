@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from game import Ruleset
+from game.errors import RulesetError
+from game.rules import BUILTIN, load_ruleset
 from protocol import DEFAULT_MAX_SIZE, TimeControl
 from protocol.tokens import new_token
 
@@ -54,8 +57,12 @@ class ServerConfig:
     max_send_bytes: int = 1 << 20
     max_connections: int = 1024
     max_per_address: int = 256
-    #: Rulesets of the standing ladder (empty: no ladder, no Play page games).
+    #: Names of the standing ladder's rulesets (empty: no ladder, no Play page games):
+    #: bots ask for them, games are stored under them (:meth:`ladder_ruleset`).
     ladder: tuple[str, ...] = ()
+    #: The ladder's rulesets that are not built in (read from TOML files by whoever starts
+    #: the server, :func:`host.run.server_config`), by name.
+    ladder_rulesets: dict[str, Ruleset] = field(default_factory=dict, repr=False)
     #: A ladder bot's rated games before matchmaking goes by rating
     #: (:class:`server.ladder.Ladder`), its forfeits in a row that pause it, and for how
     #: long (doubled for each pause in a row).
@@ -75,3 +82,13 @@ class ServerConfig:
     #: The clock of a person's game (``play``): per move, and a bank.
     play_time_control: TimeControl = field(
         default_factory=lambda: TimeControl(move_s=60.0, bank_s=600.0))
+
+    def ladder_ruleset(self, name: str) -> Ruleset:
+        """The ruleset of the ladder's ruleset ``name``: one of :attr:`ladder_rulesets`,
+        else the built-in one; :class:`~game.errors.RulesetError` for any other name."""
+        rules = self.ladder_rulesets.get(name)
+        if rules is not None:
+            return rules
+        if name not in BUILTIN:
+            raise RulesetError(f"no ladder ruleset {name!r:.80} on this server")
+        return load_ruleset(name)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Protocol
 
-from game import Termination, load_ruleset
+from game import Termination
 from protocol import (
     Error,
     ErrorCode,
@@ -294,7 +294,7 @@ class LadderGames:
             if not free:
                 return None
             chosen[name] = min(free, key=lambda s: (len(s.games), s.id))
-        rules = load_ruleset(game.rules)
+        rules = self.config.ladder_ruleset(game.rules)
         names = [game.mrx, *[game.detective] * rules.detectives]
         players = [Player(chosen[n].id, n, chosen[n].version, chosen[n].instance)
                    for n in names]
@@ -373,7 +373,7 @@ class LadderGames:
         checker = self.sessions.setdefault(CHECKER_SESSION, Session(
             CHECKER_SESSION, CHECKER_NAME, SERVER_VERSION, Role.BOT, False,
             secrets.token_urlsafe(18), None))
-        rules = load_ruleset(rules_name)
+        rules = self.config.ladder_ruleset(rules_name)
         me = Player(bot.id, bot.name, bot.version, bot.instance)
         house = Player(checker.id, checker.name, checker.version)
         players = ([me, *[house] * rules.detectives] if leg == 1
@@ -493,7 +493,7 @@ class LadderGames:
                     ) -> list[Output]:
         """Start the game ``waiting`` asks for, against ``bot``."""
         assert session.conn is not None
-        rules = load_ruleset(waiting.rules)
+        rules = self.config.ladder_ruleset(waiting.rules)
         me = Player(session.id, session.name, session.version)
         them = Player(bot.id, bot.name, bot.version, bot.instance)
         players = ([me, *[them] * rules.detectives] if waiting.side == Side.MRX.value

@@ -5,8 +5,11 @@ against a real ``yard serve --ladder``."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
+
+import pytest
 
 from bots.base import Bot
 from bots.registry import make_bot
@@ -32,6 +35,17 @@ def test_warm_up_plays_each_side_the_bot_plays_on_each_ruleset() -> None:
     assert [w.side for w in warm_up(lambda: make_bot("rush"), ["classic"])] == ["detectives"]
     broken = warm_up(Broken, ["grid5"])  # a failing bot: said, not raised
     assert [w.error for w in broken] == ["ValueError: no route"] * 2
+
+
+def test_a_ladder_ruleset_the_bot_cannot_load_is_skipped(caplog: pytest.LogCaptureFixture
+                                                         ) -> None:
+    # A server's ladder may play a ruleset of its own TOML file, known by name only.
+    with caplog.at_level(logging.INFO, "bots.warmup"):
+        some = warm_up(lambda: make_bot("rush"), ["stranded", "classic"])
+    assert [(w.rules, w.side) for w in some] == [("classic", "detectives")]
+    assert "not warming up on stranded" in caplog.text
+    none = warm_up(lambda: make_bot("rush"), ["stranded"])  # still compiles: on grid5
+    assert [(w.rules, w.side) for w in none] == [("grid5", "detectives")]
 
 
 async def test_yard_bot_warms_up_before_it_connects(tmp_path: Path) -> None:

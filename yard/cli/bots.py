@@ -47,7 +47,7 @@ from yard.cli.options import BOT_SPEC, OPTION_PAIR
               help="Event loop: auto is uvloop when installed (it is, except on Windows).")
 @click.option("--warm-up/--no-warm-up", "warm", default=None,
               help="Before connecting, play one move on each side the bot plays, on each "
-              "--ladder ruleset (grid5 without --ladder), so that compiling (numba: mcts, "
+              "--ladder ruleset it can load (grid5 without one), so that compiling (numba: mcts, "
               "alphabeta) or loading weights is not paid on a game's clock. Default: on "
               "with --ladder.")
 @click.option("-v", "--verbose", is_flag=True, help="Log connection events.")

@@ -91,7 +91,8 @@ if TYPE_CHECKING:
               type=click.Choice(["auto", "asyncio", "uvloop"]),
               help="Event loop: auto is uvloop when installed (it is, except on Windows).")
 @click.option("--ladder", metavar="RULES[,RULES...]", default="",
-              help="Run a standing ladder on these rulesets: bots that connect with "
+              help="Run a standing ladder on these rulesets (built-in names or ruleset "
+              "TOML files, each known by its ruleset's name): bots that connect with "
               "--ladder are matched in role-swapped pairs and rated after every game, and "
               "people can play them on the Play page (docs/ladder.md).")
 @click.option("--house", "house", multiple=True, type=BOT_SPEC, metavar="BOT_SPEC",
