@@ -721,17 +721,22 @@ def test_a_detective_who_cannot_move_is_announced_and_the_ending_explained(
         driver: Any, served: Served) -> None:
     """``stranded`` (tests/host/stranded.toml): the detectives hold underground tickets
     only, so the four away from station 13 cannot move from the first round on. The
-    person plays all five: every turn is the one on 13's, and from the first round that
-    detective was skipped in the page names each skipped detective and why; when its four
-    tickets are spent no detective can move, and the end says so in words."""
+    person plays all five: every turn is the one on 13's, and at each the page names each
+    detective skipped since the person's last move and why; when its four tickets are
+    spent no detective can move, and the end says so in words."""
     start(driver, served.base, "fay", "stranded", "detectives")
     (begun,) = [f for f in driver.execute_script("return window.__frames")
                 if f.get("type") == "game_start"]
     stations = begun["view"]["detectives"]
     mobile = f"d{stations.index(13) + 1}"
-    expected = " ".join(
-        f"Detective D{i + 1} cannot move: no ticket left for any line from {station}."
-        for i, station in enumerate(stations) if station != 13) + " They are skipped."
+
+    def notice(seats: list[int]) -> str | None:
+        said = [f"Detective D{i + 1} cannot move: no ticket left for any line from "
+                f"{stations[i]}." for i in seats]
+        return " ".join([*said, "They are skipped." if len(said) > 1 else "It is skipped."]) \
+            if said else None
+
+    stuck = [i for i, station in enumerate(stations) if station != 13]
     notices: list[str | None] = []
 
     def each(turn: dict[str, Any]) -> None:
@@ -747,9 +752,11 @@ def test_a_detective_who_cannot_move_is_announced_and_the_ending_explained(
         return next((st for st in legal if st not in possible), legal[0])
 
     sent = play_out(driver, each, away_from_mrx)
-    # D1 on 13 learns of the others after its own first move; any other seat at once.
-    assert notices == [None if mobile == "d1" else expected] + [expected] * (len(notices) - 1)
     record = stored_game(driver, served.base)
+    # The first turn names those before the one on 13 in the round (none for D1), every
+    # later turn all four: skipped after its move, and before it.
+    first = notice([i for i in stuck if i < stations.index(13)])
+    assert notices == [first] + [notice(stuck)] * (len(notices) - 1), record["outcome"]
     assert moves_of(record, lambda seat: seat != "mrx") == sent
     ending = record["outcome"]["termination"]
     assert ending in ("detectives_stuck", "caught"), ending  # caught: all moves were near him
