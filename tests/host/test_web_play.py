@@ -508,6 +508,7 @@ def test_a_name_is_claimed_kept_by_the_browser_and_guests_play_unrated(
         message = driver.find_element("id", "play-message").text
         assert "That name is someone else's" in message and "'zoe' is claimed" in message
         assert driver.execute_script(NO_DEBRIS) == {"said": 1, "clipped": False, "shown": []}
+        shoot(driver, "play-refused")
         start(driver, served.base, "zoe", "grid5", "mrx", guest=True)
         record = resign(driver, served.base)
         assert record["players"]["mrx"] == "guest:zoe"
@@ -743,6 +744,8 @@ def test_a_detective_who_cannot_move_is_announced_and_the_ending_explained(
         assert turn["seat"] == mobile, turn
         shown = driver.find_elements("id", "play-stuck")
         notices.append(shown[0].text if shown else None)
+        if len(notices) == 2:
+            shoot(driver, "play-stuck")
 
     def away_from_mrx(legal: list[int]) -> int:
         # Not where Mister X may be: this test is about the detectives' end, not a catch.
@@ -765,6 +768,7 @@ def test_a_detective_who_cannot_move_is_announced_and_the_ending_explained(
         assert driver.find_element("id", "play-headline").text == "You lose"
         assert driver.find_element("id", "play-why").text.startswith(
             "No detective could move any more")
+        shoot(driver, "play-over")
     assert not severe_logs(driver)
 
 

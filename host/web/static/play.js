@@ -380,9 +380,9 @@ export async function showPlay(main, params) {
     const result = h("div", { id: "play-result", class: "panel result", hidden: true });
     const resign = h("button", { type: "button", id: "resign" }, "Resign");
     const players = h("p", { id: "play-players" });
+    const barRow = h("div", { class: "bar-row" }, lastMove, chooser);
     const bar = h("div", { class: "play-bar", id: "play-bar" },
-      h("div", { class: "play-head" }, status, clockEl, resign),
-      h("div", { class: "bar-row" }, lastMove, chooser), message);
+      h("div", { class: "play-head" }, status, clockEl, resign), barRow, message);
     const boardBox = h("div", { class: "boardwrap" });
     const ticketsPanel = h("div", { class: "panel tickets" });
     const logPanel = h("div", { class: "panel" });
@@ -748,9 +748,12 @@ export async function showPlay(main, params) {
         mount(message, h("span", { class: "error" }, words), " ",
           h("span", { class: "note", id: "play-refusal" }, `(the server: ${msg.message})`));
         mount(status, "No game started.");
+        mount(players, h("b", {}, name), ` asked to play ${side === "mrx" ? "Mister X" : "the detectives"}` +
+          " against ", h("b", {}, opponent), ` on ${rules}.`);
         resign.hidden = true;
         root.hidden = true;
         clockEl.hidden = true;
+        barRow.hidden = true;
         setState("refused");
         game.refused = true;
         forget();
@@ -1096,9 +1099,14 @@ export async function showPlay(main, params) {
       const shownSeat = allMine ? null : msg.seat;
       const loser = msg.seat === "mrx" ? "Mister X" : msg.seat ? (allMine ? "You (the detectives)"
         : `Detective ${seatLabel(msg.seat)}`) : msg.winner === "mrx" ? "The detectives" : "Mister X";
-      const said = outcomeText({ winner: msg.winner, termination: msg.termination, seat: shownSeat });
       const why = (ENDINGS[msg.termination] || (() => ""))({ side: msg.seat === "mrx" && side === "mrx"
         ? "You (Mister X)" : loser, seat: msg.seat ? seatLabel(msg.seat) : null });
+      // In words where the ending has them (the code stays in the replay and the API).
+      const said = why ? (msg.winner === "mrx" ? "Mister X wins" : msg.winner === "detectives"
+        ? "The detectives win" : "No winner")
+        : outcomeText({ winner: msg.winner, termination: msg.termination, seat: shownSeat });
+      // The truth is out: no "where to is hidden" about his last move any more.
+      game.news = null;
       mount(status, `Game over: ${said}`);
       const stored = h("span", { id: "replay-status", class: "note" }, "Saving the game…");
       const again = h("button", { type: "button", id: "play-again", onclick: showAgain }, "New game…");
