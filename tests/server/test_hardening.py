@@ -18,6 +18,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+import host.writer as writer_module
 from bots.client import BotClient
 from bots.registry import make_bot
 from db.portable import from_portable
@@ -293,7 +294,9 @@ def test_yard_serve_raises_its_open_file_limit_for_the_connection_cap(
 
 
 async def test_a_game_that_cannot_be_stored_is_kept_and_reported_as_an_error(
-        db: Database, tmp_path: Path) -> None:
+        db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tried three times, without the back-off between the tries.
+    monkeypatch.setattr(writer_module, "STORE_RETRIES_S", (0.0, 0.0))
     path = tmp_path / "yard.db"
     with sqlite3.connect(path) as raw:  # a real failure: the turns table is gone
         raw.execute("ALTER TABLE turns RENAME TO turns_gone")
