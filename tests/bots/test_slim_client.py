@@ -16,6 +16,8 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from game import Termination
 from tests import SCALE
 from tests.bots.ladder_helpers import ladder_server
@@ -40,10 +42,15 @@ def _size_mb(folder: Path) -> float:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
 
 
-def test_the_wheel_holds_the_sdk_protocol_and_engine_only(tmp_path: Path) -> None:
-    out = _run("bash", ROOT / "client" / "build-wheel", tmp_path,
-               cwd=tmp_path).strip()
-    wheel = Path(out.splitlines()[-1])
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """What ``client/build-wheel DIST`` printed (built once for this module's tests)."""
+    dist = tmp_path_factory.mktemp("dist")
+    return _run("bash", ROOT / "client" / "build-wheel", dist, cwd=dist)
+
+
+def test_the_wheel_holds_the_sdk_protocol_and_engine_only(built: str) -> None:
+    wheel = Path(built.strip().splitlines()[-1])
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert wheel.name == f"yard_client-{version}-py3-none-any.whl"
     names = zipfile.ZipFile(wheel).namelist()
@@ -59,9 +66,9 @@ def test_the_wheel_holds_the_sdk_protocol_and_engine_only(tmp_path: Path) -> Non
     assert requires == ["Requires-Dist: websockets<18,>=17"]
 
 
-def test_a_starter_bot_from_the_slim_client_plays_a_ladder(tmp_path: Path) -> None:
-    dist = tmp_path / "dist"
-    [wheel] = _run("bash", ROOT / "client" / "build-wheel", dist, cwd=tmp_path).split()
+def test_a_starter_bot_from_the_slim_client_plays_a_ladder(built: str, tmp_path: Path
+                                                          ) -> None:
+    [wheel] = built.split()
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp_path)
     python = venv / "bin" / "python"

@@ -30,7 +30,10 @@ BOTS = {  # name -> (spec, extra options): strongest first, then the one that ti
     "greedy": ("greedy", []),
     "random": ("random", []),
     "blunder": (f"{DATA / 'blunder_bot.py'}:Blunder", []),
-    "sleeper": (f"{DATA / 'slow_bot.py'}:Slow", ["--option", "think=9"]),
+    # Its moves wait while the test's hold file exists (a condition, not a sleep longer
+    # than the clock): every move times out, and once the file is gone it answers at once,
+    # so it exits at once when stopped. No warm-up: that would wait on the file too.
+    "sleeper": (f"{DATA / 'slow_bot.py'}:Slow", ["--option", "think=0", "--no-warm-up"]),
 }
 #: Seconds per move: the healthy bots answer in milliseconds, but beside another job a
 #: second was once too little for three moves in a row (the bot was paused).
@@ -118,9 +121,13 @@ async def test_a_ladder_matches_rates_and_pauses_connected_bots(tmp_path: Path) 
         db_url, "--ladder", "grid5", "--accounts", "--open-registration", "--move-time",
         str(MOVE_S), "--grace", "1", "--ladder-placement", "2", "--ladder-pause-after", "3",
         stderr_log=log)
+    hold = tmp_path / "hold"
+    hold.touch()
     bots: list[Child] = []
     try:
         for name, (spec, extra) in BOTS.items():
+            if name == "sleeper":
+                extra = [*extra, "--option", f"hold={hold}"]
             bots.append(await start_bot(
                 spec, url, "--name", name, "--register", "--token-file",
                 str(tmp_path / f"{name}.token"), "--ladder", "grid5", "--max-games",
@@ -129,10 +136,12 @@ async def test_a_ladder_matches_rates_and_pauses_connected_bots(tmp_path: Path) 
         http = url.replace("ws://", "http://")
         ladder = await _until_paused(f"{http}/api/ladder", "sleeper", 120 * SCALE)
         listed = await asyncio.to_thread(_get, f"{http}/api/tournaments")
+        hold.unlink()
         for bot in bots:
             await bot.stop()
         rated, page = await _until_settled(http, "greedy", 60 * SCALE)
     finally:
+        hold.unlink(missing_ok=True)
         for bot in bots:
             await bot.stop()
         assert await server.stop() == 0

@@ -18,6 +18,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+import host.writer as writer_module
 from bots.client import BotClient
 from bots.registry import make_bot
 from db.portable import from_portable
@@ -133,6 +134,9 @@ async def test_connections_without_hello_are_closed_after_the_hello_timeout() ->
     # Long enough for the prompt client's hello on a busy machine.
     server = await running(ServerConfig(hello_timeout_s=2.0 * SCALE))
     try:
+        # A bare TCP socket that never finishes the HTTP handshake (checked below; its
+        # deadline runs meanwhile).
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port_number)
         idle = await Client.open(server.url)
         prompt = await Client.open(server.url, "prompt")
         code, reason = await idle.closed()
@@ -140,8 +144,7 @@ async def test_connections_without_hello_are_closed_after_the_hello_timeout() ->
         # The prompt client is past the same deadline and still served.
         await prompt.send({"type": "ping", "nonce": 1})
         assert (await prompt.expect("pong"))["nonce"] == 1
-        # A bare TCP socket that never finishes the HTTP handshake is dropped too.
-        reader, writer = await asyncio.open_connection("127.0.0.1", server.port_number)
+        # The bare socket is dropped too.
         async with asyncio.timeout(10 * SCALE):
             assert await reader.read() == b""
         writer.close()
@@ -291,7 +294,9 @@ def test_yard_serve_raises_its_open_file_limit_for_the_connection_cap(
 
 
 async def test_a_game_that_cannot_be_stored_is_kept_and_reported_as_an_error(
-        db: Database, tmp_path: Path) -> None:
+        db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tried three times, without the back-off between the tries.
+    monkeypatch.setattr(writer_module, "STORE_RETRIES_S", (0.0, 0.0))
     path = tmp_path / "yard.db"
     with sqlite3.connect(path) as raw:  # a real failure: the turns table is gone
         raw.execute("ALTER TABLE turns RENAME TO turns_gone")

@@ -135,12 +135,12 @@ async def test_an_sdk_bot_with_games_n_stops_after_n_without_a_forfeit(tmp_path:
     try:
         stayer = await start_bot("random", url, "--ladder", "grid5", "--max-games", "2",
                                  stderr_log=tmp_path / "stayer.log")
-        # The SDK's own command line: python slow_bot.py --games 3 (its moves take 50 ms,
-        # so the server has started its next game long before it could stop).
+        # The SDK's own command line: python blunder_bot.py --games 3 (the game that
+        # makes 3 is in progress when it leaves, and with two slots so may be a fourth).
         leaver = await Child.launch(
-            [sys.executable, str(DATA / "slow_bot.py"), "--url", url, "--name", "leaver",
+            [sys.executable, str(DATA / "blunder_bot.py"), "--url", url, "--name", "leaver",
              "--ladder", "grid5", "--max-games", "2", "--games", "3"],
-            "slow_bot.py", expect="connected", stderr_log=tmp_path / "leaver.log")
+            "blunder_bot.py", expect="connected", stderr_log=tmp_path / "leaver.log")
         assert await _exit_status(leaver.proc, 120 * SCALE) == 0  # it stopped by itself
         row, games = await _settled(http, db_url, "leaver")
     finally:
@@ -157,28 +157,34 @@ async def test_an_sdk_bot_with_games_n_stops_after_n_without_a_forfeit(tmp_path:
 
 async def test_yard_bot_leaves_on_ctrl_c_after_its_games_in_progress(tmp_path: Path) -> None:
     db_url = f"sqlite:///{tmp_path / 'ladder.db'}"
-    server, url = await start_server(db_url, "--ladder", "grid5",
+    # A long clock: the leaver's moves wait on the test's hold file meanwhile.
+    server, url = await start_server(db_url, "--ladder", "grid5", "--move-time", "60",
                                      stderr_log=tmp_path / "server.log")
     http = url.replace("ws://", "http://")
+    hold = tmp_path / "hold"
+    log = tmp_path / "leaver.log"
     stayer = leaver = None
     try:
         stayer = await start_bot("random", url, "--ladder", "grid5", "--max-games", "2",
                                  stderr_log=tmp_path / "stayer.log")
         leaver = await Child.start(
             ["bot", f"{DATA / 'slow_bot.py'}:Slow", "--url", url, "--name", "leaver",
-             "--option", "think=0.2", "--ladder", "grid5", "--max-games", "2"],
-            "connected", stderr_log=tmp_path / "leaver.log")
+             "--option", "think=0", "--option", f"hold={hold}", "--ladder", "grid5",
+             "--max-games", "2"], "connected", stderr_log=log)
+        hold.touch()  # from now on its moves wait: its games stay in progress
 
         await _until(lambda: _playing(http, "leaver"), "a game of leaver in progress",
                      30 * SCALE)
         leaver.proc.send_signal(signal.SIGINT)  # Ctrl-C, mid-game
+        await _until(lambda: "leaving" in log.read_text(), "leaver leaving", 30 * SCALE)
+        hold.unlink()  # its games in progress are played out
         assert await _exit_status(leaver.proc, 120 * SCALE) == 0
         row, games = await _settled(http, db_url, "leaver")
     finally:
+        hold.unlink(missing_ok=True)
         for child in (leaver, stayer):
             if child is not None:
                 await child.stop()
         assert await server.stop() == 0
     assert games and _by_fault(games, "leaver") == []
     assert row["forfeits"] == {}
-    assert "leaving" in (tmp_path / "leaver.log").read_text()

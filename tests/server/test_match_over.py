@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
+import host.writer as writer_module
 import tournament.runner as runner_module
 from bots.base import Bot
 from bots.client import BotClient
@@ -59,7 +60,9 @@ Gated = tuple[MatchServer, GatedStore, GameWriter]
 
 
 @pytest.fixture
-async def gated(db: Database) -> AsyncIterator[Gated]:
+async def gated(db: Database, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Gated]:
+    # A failing store is tried three times, without the back-off between the tries.
+    monkeypatch.setattr(writer_module, "STORE_RETRIES_S", (0.0, 0.0))
     store = GatedStore(db)
     writer = GameWriter(store)
     server = MatchServer(ServerConfig(), writer, port=0)

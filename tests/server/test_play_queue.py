@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
+from db.store import Database
 from protocol import (
     Error,
     ErrorCode,
@@ -177,10 +178,12 @@ async def _next(ws: ClientConnection, kind: str) -> dict[str, Any]:
                 return msg
 
 
-async def test_a_real_server_queues_a_person_then_starts_the_game(server: MatchServer
-                                                                  ) -> None:
+async def test_a_real_server_queues_a_person_then_starts_the_game(server: MatchServer,
+                                                                  db: Database) -> None:
     """Two ladder bots that never move keep each other busy; a person's ``play`` is
     queued at place 1, then started when their game ends on the clock."""
+    for group, kind in (("ladder-grid5", "ladder"), ("play-grid5", "play")):
+        db.ensure_group(group, {"format": kind, "rules": "grid5"})  # as `yard serve` does
     bots = [await _hello(server.url, name, ladder=["grid5"]) for name in ("a", "b")]
     await _next(bots[0], "game_start")
     me = await _hello(server.url, "pat", role=Role.HUMAN)

@@ -133,8 +133,8 @@ async def test_every_message_is_rebuilt_from_the_stored_record(
         if n == 2:  # a move for a seat that is not ours, then one that is late by a turn
             return [move(msg, legal, seat="d1"), move(msg, legal),
                     move(msg, legal)]  # the last one: stale_turn
-        if n == 3:
-            return [move(msg, "  " + legal.upper(), seat="mrx")]  # loose text, accepted?
+        if n == 3:  # loose text (refused: bad_move), then the move (the detectives time out)
+            return [move(msg, "  " + legal.upper(), seat="mrx"), move(msg, legal, seat="mrx")]
         return [move(msg, legal, seat=msg["seat"])]
 
     def detectives(msg: dict[str, Any], n: int) -> list[dict[str, Any]] | str:
@@ -155,7 +155,7 @@ async def test_every_message_is_rebuilt_from_the_stored_record(
     async with AdminClient(server.url, server.admin_token) as admin:
         game = await admin.start_match(StartMatch(
             "classic", "xbot", ["dbot"], seed=11,
-            time_control=TimeControl(1.5 * SCALE, 1.0 * SCALE),  # its answers are quick
+            time_control=TimeControl(1.0 * SCALE, 0.5 * SCALE),  # its answers are quick
             policy=Policy(OnTimeout.RANDOM, max_illegal=3)))
         x.game = d.game = watcher.game = game
         await watcher.send({"type": "watch", "game": game})
@@ -181,7 +181,7 @@ async def test_every_message_is_rebuilt_from_the_stored_record(
     errors = [m["code"] for m in x.of(game) if m["type"] == "error"]
     assert {"illegal_move", "not_your_seat", "stale_turn"} <= set(errors)
     clocks = [m["clock"] for m in d.of(game) if m["type"] == "your_turn"]
-    assert any(c["move_s"] < 1.5 * SCALE for c in clocks)  # the resumed turn's clock
+    assert any(c["move_s"] < 1.0 * SCALE for c in clocks)  # the resumed turn's clock
 
     # The spectator: the snapshot it got on watch, then the tail of the public messages.
     seen = watcher.of(game)
