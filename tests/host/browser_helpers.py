@@ -215,7 +215,8 @@ async def wait_for(driver: Any, check: Callable[[Any], Any], what: str) -> Any:
 
 #: Wraps window.WebSocket: every frame a page's sockets receive goes to ``window.__frames``
 #: (parsed), every frame they send to ``window.__sent`` (:func:`record_websockets`); the
-#: sockets themselves to ``window.__sockets`` (a test may drop one).
+#: sockets themselves to ``window.__sockets`` (a test may drop one). Every tone a page
+#: starts (Web Audio) goes to ``window.__tones``.
 RECORDER = """
 (() => {
   const Native = window.WebSocket;
@@ -237,6 +238,21 @@ RECORDER = """
     }
   }
   window.WebSocket = Recording;
+  // Every tone a page starts, with its audio context's state then ('running': heard).
+  window.__tones = [];
+  const Audio = window.AudioContext;
+  if (Audio) {
+    const create = Audio.prototype.createOscillator;
+    Audio.prototype.createOscillator = function (...args) {
+      const tone = create.apply(this, args);
+      const start = tone.start;
+      tone.start = (...when) => {
+        window.__tones.push({state: this.state, hz: tone.frequency.value});
+        return start.apply(tone, when);
+      };
+      return tone;
+    };
+  }
 })();
 """
 

@@ -278,8 +278,19 @@ def page_moves(driver: Any) -> list[str]:
 
 def test_a_person_plays_grid5_as_mister_x(driver: Any, served: Served) -> None:
     """A whole grid5 game as Mister X by clicking: the result is shown, the replay linked,
-    and the stored game holds exactly the moves the page sent (and its move log lists)."""
-    start(driver, served.base, "alice", "grid5", "mrx")
+    and the stored game holds exactly the moves the page sent (and its move log lists).
+    With the sound option on, each of his turns plays one tone, in an audio context that
+    runs (the Play click allowed it)."""
+    open_play(driver, served.base)
+    driver.execute_script("localStorage.setItem('yard.play.sound', 'true')")
+    try:
+        start(driver, served.base, "alice", "grid5", "mrx")
+        _play_grid5_as_mister_x(driver, served)
+    finally:
+        driver.execute_script("localStorage.removeItem('yard.play.sound')")
+
+
+def _play_grid5_as_mister_x(driver: Any, served: Served) -> None:
     checked: list[dict[str, Any]] = []
 
     def each(turn: dict[str, Any]) -> None:
@@ -293,6 +304,8 @@ def test_a_person_plays_grid5_as_mister_x(driver: Any, served: Served) -> None:
     sent = play_out(driver, each)
     record = stored_game(driver, served.base)
     assert sent and moves_of(record, lambda seat: seat == "mrx") == sent
+    tones = driver.execute_script("return window.__tones")
+    assert tones == [{"state": "running", "hz": 660}] * len(sent), tones
     # His travel log holds every move he made, the last one too when the detectives end
     # the game before his next turn (no view brings it then).
     shown = [(t, st) for t, st in driver.execute_script(SHOWN)["log"] if st]
@@ -394,6 +407,7 @@ def test_the_detectives_page_never_gets_or_shows_mister_x(driver: Any, served: S
     assert resign(driver, served.base)["outcome"]["termination"] == "resigned"
     said = driver.find_element("id", "play-result").text
     assert "by d1" not in said and "You (the detectives) resigned." in said, said
+    assert driver.execute_script("return window.__tones") == []  # the sound option is off
     assert not severe_logs(driver)
 
 

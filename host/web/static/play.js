@@ -218,22 +218,32 @@ function option(key, id) {
   return box;
 }
 
-/** A short tone (Web Audio; silent where the browser allows none yet). */
-function beep() {
+/** The page's one audio context, made on a click (browsers start sound only after a
+ * gesture on the page); null until the sound option is used. */
+let audio = null;
+
+/** Make (or wake) the audio context: called from a click, so a later tone may sound. */
+function primeAudio() {
   try {
-    const audio = new AudioContext();
-    const tone = audio.createOscillator();
-    const gain = audio.createGain();
-    tone.frequency.value = 660;
-    gain.gain.setValueAtTime(0.08, audio.currentTime);
-    gain.gain.exponentialRampToValueAtTime(0.0001, audio.currentTime + 0.25);
-    tone.connect(gain).connect(audio.destination);
-    tone.start();
-    tone.stop(audio.currentTime + 0.25);
-    tone.onended = () => audio.close();
+    audio = audio || new AudioContext();
+    if (audio.state === "suspended") audio.resume();
   } catch {
-    // No audio here.
+    audio = null; // No Web Audio here: the tones stay silent.
   }
+}
+
+/** A short tone "your turn" (silent where the browser allows no sound). */
+function beep() {
+  primeAudio();
+  if (!audio) return;
+  const tone = audio.createOscillator();
+  const gain = audio.createGain();
+  tone.frequency.value = 660;
+  gain.gain.setValueAtTime(0.08, audio.currentTime);
+  gain.gain.exponentialRampToValueAtTime(0.0001, audio.currentTime + 0.25);
+  tone.connect(gain).connect(audio.destination);
+  tone.start();
+  tone.stop(audio.currentTime + 0.25);
 }
 
 /** The Play page; `params`: rules, side, opponent to preselect. */
@@ -271,6 +281,8 @@ export async function showPlay(main, params) {
   const opponentSelect = h("select", { id: "play-opponent", name: "opponent" });
   const guestBox = h("input", { type: "checkbox", id: "play-guest", name: "guest",
     checked: stored(GUEST_KEY, false) });
+  const soundBox = option(SOUND_KEY, "play-sound");
+  soundBox.addEventListener("change", () => { if (soundBox.checked) primeAudio(); });
   const startButton = h("button", { type: "submit", id: "play-start" }, "Play");
   const formNote = h("p", { class: "note", id: "play-note" });
   const form = h("form", { class: "controls", id: "play-form" },
@@ -282,7 +294,7 @@ export async function showPlay(main, params) {
       guestBox, " as a guest"),
     h("label", { title: "Each move waits for a second click on Confirm before it is sent" },
       option(CONFIRM_KEY, "play-confirm"), " confirm moves"),
-    h("label", { title: "A short tone when it is your turn" }, option(SOUND_KEY, "play-sound"), " sound"),
+    h("label", { title: "A short tone when it is your turn" }, soundBox, " sound"),
     startButton);
   const formBox = h("div", { id: "play-setup" },
     h("p", { class: "note" }, "Play a bot of this server's ladder yourself: as Mister X, or as " +
@@ -340,6 +352,7 @@ export async function showPlay(main, params) {
   opponentSelect.addEventListener("change", () => { wanted.opponent = opponentSelect.value; });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
+    if (soundBox.checked) primeAudio(); // the click that lets the page's tones sound
     const name = nameInput.value.trim();
     const problem = nameProblem(name);
     if (problem) {
