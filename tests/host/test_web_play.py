@@ -378,6 +378,7 @@ def test_the_detectives_page_never_gets_or_shows_mister_x(driver: Any, served: S
     final_log = [st for _t, st in driver.execute_script(SHOWN)["log"] if st]
     assert final_log == [str(st) for st in truth[1:]]
     assert driver.find_element("id", "play-why").text
+    assert not driver.find_elements("id", "mrx-news")  # no "where to is hidden" any more
 
     # Every frame before game_over.
     frames = driver.execute_script("return window.__frames")
