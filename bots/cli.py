@@ -29,7 +29,7 @@ from bots.sdk import add_client_options, connect
 from bots.spec import parse_spec
 from bots.standing import RECENT, fetch_standing, standing_lines
 from bots.starter import new_bot
-from bots.warmup import warm_up
+from bots.warmup import ladder_names, warm_up
 from game.errors import YardError
 
 log = logging.getLogger(__name__)
@@ -114,6 +114,7 @@ def _run(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     args.name = args.name or default_name(spec.ref)
     rulesets = [r for r in (args.ladder or "").split(",") if r]
+    ladder_names(rulesets)  # a ruleset file that does not load fails here, before warming up
     if args.warm_up or (args.warm_up is None and rulesets):
         for move in warm_up(lambda: bot_from_spec(spec, args.seed), rulesets or ["grid5"]):
             log.info("%s: warmed up on %s as %s in %.2f s", args.name, move.rules,

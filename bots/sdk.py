@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Sequence
 from bots.base import Bot
 from bots.client import LOOPS, BotClient, account_token, run_client, run_on_loop
 from bots.options import Range
+from bots.warmup import ladder_names
 from game import MRX, Move, Ruleset, Ticket, View
 
 __all__ = ["MRX", "Bot", "Move", "Range", "Ruleset", "Ticket", "View", "run"]
@@ -92,7 +93,8 @@ def add_client_options(parser: argparse.ArgumentParser, default_name: str | None
     parser.add_argument("--games", type=int, help="leave after this many games (no new "
                         "ones asked for once they are given; they are played out)")
     parser.add_argument("--ladder", help="comma-separated rulesets of the server's ladder "
-                        "to be matched on, e.g. grid5 (yard serve --ladder)")
+                        "to be matched on, e.g. grid5 (yard serve --ladder); a ruleset "
+                        "file (.toml) stands for the name inside it")
     parser.add_argument("--max-games", type=int, help="most ladder games at once (default 1)")
     parser.add_argument("--instance", default=os.environ.get("YARD_BOT_INSTANCE") or None)
     parser.add_argument("--loop", choices=LOOPS, default="auto",
@@ -106,7 +108,8 @@ def connect(factory: Callable[[], Bot], args: argparse.Namespace, *,
     sides the bot plays, default both); returns games played."""
     token, register, on_token = account_token(args.name, args.token, args.token_file,
                                               args.register)
-    rulesets = list(ladder or ()) + [r for r in (args.ladder or "").split(",") if r]
+    rulesets = ladder_names(list(ladder or ()) + [r for r in (args.ladder or "").split(",")
+                                                  if r])
     client = BotClient(factory, args.url, args.name, args.version, token, args.games,
                        instance=args.instance, register=register, on_token=on_token,
                        ladder=rulesets or None, concurrent=args.max_games, roles=roles)

@@ -87,6 +87,18 @@ def _loadable(names: Sequence[str]) -> list[tuple[str, Ruleset]]:
     return loaded or [(FALLBACK, load_ruleset(FALLBACK))]
 
 
+def ladder_names(entries: Sequence[str]) -> list[str]:
+    """What a ladder server calls each ``--ladder`` entry: a ruleset file (``.toml``) by
+    the ``name`` inside it (as ``yard serve --ladder FILE.toml`` does), anything else as
+    given. A file that does not load raises its :class:`game.RulesetError`.
+
+    >>> ladder_names(["grid5", "classic"])
+    ['grid5', 'classic']
+    """
+    return [load_ruleset(entry).name if entry.endswith(".toml") else entry
+            for entry in entries]
+
+
 def _to_move(state: State, side: str) -> State:
     """``state``, or the first position after it where ``side`` is to move (Mister X moves
     first: the detectives wait for his first move)."""

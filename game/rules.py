@@ -142,8 +142,11 @@ def ruleset_from_dict(data: dict[str, Any], origin: str = "<dict>") -> Ruleset:
     if unknown:
         raise RulesetError(f"{origin}: unknown keys {sorted(unknown)}")
     if "extends" in data:
-        data = {**_flat_builtin(str(data["extends"])),
-                **{k: v for k, v in data.items() if k != "extends"}}
+        base = str(data["extends"])
+        if base not in BUILTIN:
+            raise RulesetError(f"{origin}: extends unknown ruleset {base!r}; built-in "
+                               f"rulesets: {', '.join(BUILTIN)}")
+        data = {**_flat_builtin(base), **{k: v for k, v in data.items() if k != "extends"}}
     try:
         return _build(data, origin)
     except (KeyError, TypeError, ValueError) as exc:

@@ -6,6 +6,8 @@ against a real ``yard serve --ladder``."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,11 +15,20 @@ import pytest
 
 from bots.base import Bot
 from bots.registry import make_bot
-from bots.warmup import warm_up
-from game import Move, View
-from tournament.processes import start_bot, start_server
+from bots.warmup import ladder_names, warm_up
+from game import Move, RulesetError, View
+from tournament.processes import start_bot, start_server, yard_argv
 
 DATA = Path(__file__).parents[1] / "data"
+STRANDED = Path(__file__).parents[1] / "host" / "stranded.toml"
+
+
+def _command(argv: list[str]) -> list[str]:
+    """``yard ...`` or ``yard-bot ...`` as this interpreter runs them."""
+    if argv[0] == "yard":
+        return yard_argv(*argv[1:])
+    return [sys.executable, "-c", "import sys; from bots.cli import main; "
+            "sys.exit(main(sys.argv[1:]))", *argv[1:]]
 
 
 class Broken(Bot):
@@ -46,6 +57,26 @@ def test_a_ladder_ruleset_the_bot_cannot_load_is_skipped(caplog: pytest.LogCaptu
     assert "not warming up on stranded" in caplog.text
     none = warm_up(lambda: make_bot("rush"), ["stranded"])  # still compiles: on grid5
     assert [(w.rules, w.side) for w in none] == [("grid5", "detectives")]
+
+
+def test_a_ladder_ruleset_file_is_joined_by_its_name(tmp_path: Path) -> None:
+    """``--ladder grid5,FILE.toml`` joins the ladders ``grid5`` and the file's ruleset
+    name (as ``yard serve --ladder FILE.toml`` calls it) and warms up on the file; a file
+    that does not load is refused before anything else, with its path."""
+    assert ladder_names(["grid5", str(STRANDED)]) == ["grid5", "stranded"]
+    warmed = warm_up(lambda: make_bot("rush"), [str(STRANDED)])
+    assert [(w.rules, w.side) for w in warmed] == [(str(STRANDED), "detectives")]
+    broken = tmp_path / "broken.toml"
+    broken.write_text("name = \"x\"\nextends = \"nope\"\n")
+    for bad in (broken, tmp_path / "missing.toml"):
+        with pytest.raises(RulesetError, match=str(bad)):
+            ladder_names([str(bad)])
+    for argv in (["yard", "bot", "random"], ["yard-bot", "run", "random"]):
+        done = subprocess.run(
+            [*_command(argv), "--url", "ws://127.0.0.1:9", "--ladder", f"grid5,{broken}"],
+            capture_output=True, text=True, timeout=60)
+        assert done.returncode != 0 and str(broken) in done.stderr, (argv, done.stderr)
+        assert "Traceback" not in done.stderr, done.stderr
 
 
 async def test_yard_bot_warms_up_before_it_connects(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import click
 from bots.client import LOOPS, BotClient, account_token, run_client, run_on_loop
 from bots.registry import bot_from_spec, default_name
 from bots.spec import BotSpec
-from bots.warmup import warm_up
+from bots.warmup import ladder_names, warm_up
 from yard.cli.options import BOT_SPEC, OPTION_PAIR
 
 
@@ -37,7 +37,8 @@ from yard.cli.options import BOT_SPEC, OPTION_PAIR
               "second Ctrl-C quits at once).")
 @click.option("--ladder", metavar="RULES[,RULES...]",
               help="Be matched on the server's standing ladder for these rulesets "
-              "(yard serve --ladder), e.g. grid5.")
+              "(yard serve --ladder), e.g. grid5; a ruleset file (.toml) stands for the "
+              "name inside it.")
 @click.option("--max-games", type=click.IntRange(1), metavar="N",
               help="Most ladder games at once (default 1).")
 @click.option("--instance", help="Label telling this process apart from other processes "
@@ -65,12 +66,13 @@ def bot(spec: BotSpec, url: str, token: str | None, token_file: str | None, regi
     name = display or default_name(spec.ref)
     token, register, on_token = account_token(name, token, token_file, register)
     rulesets = [r for r in (ladder or "").split(",") if r]
+    names = ladder_names(rulesets)  # a ruleset file's name; a bad file fails here, at once
     if warm or (warm is None and rulesets):
         for move in warm_up(lambda: bot_from_spec(spec, seed), rulesets or ["grid5"]):
             logging.getLogger(__name__).info("%s: warmed up on %s as %s in %.2f s", name,
                                              move.rules, move.side, move.seconds)
     client = BotClient(lambda: bot_from_spec(spec, seed), url, name, version, token, games,
                        instance=instance, register=register, on_token=on_token,
-                       ladder=rulesets or None, concurrent=max_games, roles=probe.roles)
+                       ladder=names or None, concurrent=max_games, roles=probe.roles)
     played = run_on_loop(run_client(client), loop_name)
     click.echo(f"{client.name}: played {played} games", err=True)
