@@ -150,6 +150,10 @@ async def test_replay_viewer_three_perspectives(driver: Any, site: Site) -> None
     assert "random_move_on_timeout" in turns[0] and "timed out (details)" in turns[0]
     assert "1.250 s" in turns[0] and "playouts 321" in turns[0]
     assert "nodes 4096" in turns[1] and "depth 3" in turns[1]
+    # The turns table fits its panel: the fault's long name wraps, nothing to scroll to.
+    fit = await run(js, driver, "const p = document.querySelector('.turns');"
+                                "return [p.querySelector('table').scrollWidth, p.clientWidth]")
+    assert fit[0] <= fit[1], fit
     await run(shoot, driver, "replay-omniscient")
     # Step with the keyboard and the buttons; the permalink follows.
     body = await run(driver.find_element, "tag name", "body")

@@ -17,6 +17,12 @@ export function stopViewer() {
   cleanup = null;
 }
 
+/** `text` with a line-break opportunity (<wbr>) after each "+" and "_", so a double move
+ * or a fault's name wraps between its parts in a narrow table, never inside a word. */
+function breakable(text) {
+  return text.split(/(?<=[+_])/).flatMap((part, i) => (i ? [h("wbr"), part] : [part]));
+}
+
 function seatLabel(seat) {
   return seat === "mrx" ? "Mister X" : seat.toUpperCase();
 }
@@ -192,9 +198,9 @@ export async function showReplay(main, id, params) {
       const row = h("tr", { "data-frame": i, onclick: () => go(i) },
         h("td", { class: "num" }, String(i)),
         h("td", {}, seatLabel(t.seat)), h("td", {}, player),
-        h("td", { class: "mv" }, t.move === null ? "—" : t.move),
+        h("td", { class: "mv" }, t.move === null ? "—" : breakable(t.move)),
         h("td", { class: "num" }, timing(t)),
-        h("td", { class: t.fault ? "fault" : "" }, t.fault || "",
+        h("td", { class: t.fault ? "fault" : "" }, breakable(t.fault || ""),
           t.detail ? ` ${t.detail}` : ""));
       turnRows[i] = row;
       turnsBody.appendChild(row);
