@@ -310,7 +310,8 @@ async def test_the_viewers_show_every_seats_tickets(driver: Any, site: Site) -> 
 
 #: What may hide a station's number: the zoom buttons (boxes that meet the board's box)
 #: and the pieces' discs. A number a disc meets must be written again in the layer over
-#: the pieces (``.lifted``, the board's top layer), as must every piece's own station.
+#: the pieces (``.lifted``, the board's top layer), as must every piece's own station,
+#: which must not sit on another number (``crowded``).
 COVERS = """
 const svg = document.querySelector('svg.board');
 const port = document.querySelector('.board-port').getBoundingClientRect();
@@ -337,15 +338,23 @@ const hidden = [...svg.querySelectorAll('.station text')].filter(t => {
     !over('over-piece', t.textContent);
 }).map(t => t.textContent);
 const unnamed = [...occupied].filter(st => !over('piece-at', st));
-return {tools, hidden, unnamed, pieces: pieces.length};
+// A piece's own number against every other number shown (labels and lifted copies).
+const others = [...svg.querySelectorAll('.station text, .lifted text.over-piece')]
+  .filter(t => !occupied.has(t.textContent));
+const crowded = [...top.querySelectorAll('text.piece-at')].flatMap(t => {
+  const box = t.getBoundingClientRect();
+  return meets(box, port) ? others.filter(o => meets(box, o.getBoundingClientRect()))
+    .map(o => [t.textContent, o.textContent]) : [];
+});
+return {tools, hidden, unnamed, crowded, pieces: pieces.length};
 """
 
 
 async def test_zoom_buttons_and_pieces_never_hide_a_station_number(
         driver: Any, site: Site) -> None:
     """On a desktop and on a phone, at the default fit and zoomed in: the zoom buttons
-    sit outside the board; every piece's station number is written under it, and every
-    number a piece's disc reaches is written again over the pieces."""
+    sit outside the board; every piece's station number is written by it, on no other
+    number, and every number a piece's disc reaches is written again over the pieces."""
     base = site.base
     try:
         for size in (DESKTOP, PHONE):
@@ -362,5 +371,8 @@ async def test_zoom_buttons_and_pieces_never_hide_a_station_number(
                     assert covers["pieces"] >= 6, (where, covers)
                     assert covers["tools"] == [] and covers["unnamed"] == [], (where, covers)
                     assert covers["hidden"] == [], (where, covers["hidden"])
+                    assert covers["crowded"] == [], (where, covers["crowded"])
+                    if (size, frame, zoom) == (PHONE, "end", "fit"):
+                        await run(shoot, driver, "board-numbers-phone")
     finally:
         await run(driver.set_window_size, *DESKTOP)

@@ -186,16 +186,40 @@ export function createBoard(container, boardJson, { onStationClick = null } = {}
     lift();
   }
 
-  /** Redraw the lifted numbers for the pieces `placed` at this zoom: under each piece
-   * its station, and over the pieces every other station whose number a disc reaches. */
+  /** Redraw the lifted numbers for the pieces `placed` at this zoom: by each piece its
+   * station (below it, else above, right or left: where it meets the fewest other numbers
+   * and discs), and over the pieces every other station whose number a disc reaches. */
   function lift() {
     lifted.replaceChildren();
     if (!placed.length || !sized.label) return;
-    const below = sized.piece + 0.75 * sized.label;
-    const reach = sized.piece + 1.2 * sized.label; // a disc and half a three-digit number's box
+    const L = sized.label, r = sized.piece;
+    const reach = r + 1.2 * L; // a disc and half a three-digit number's box
     const taken = new Set(placed.map(([station]) => station));
+    const halfW = (n) => 0.32 * L * String(n).length + 0.1 * L, halfH = 0.6 * L;
+    const boxes = []; // [x, y, half width] of every number shown, pieces' own ones too
+    for (const [id, [x, y]] of pos) if (!taken.has(id)) boxes.push([x, y, halfW(id)]);
+    const cost = (x, y, w) => {
+      let c = 0;
+      for (const [bx, by, bw] of boxes) {
+        const ox = w + bw - Math.abs(bx - x), oy = 2 * halfH - Math.abs(by - y);
+        if (ox > 0 && oy > 0) c += ox * oy;
+      }
+      for (const [, px, py] of placed) {
+        const dx = Math.max(Math.abs(px - x) - w, 0), dy = Math.max(Math.abs(py - y) - halfH, 0);
+        if (Math.hypot(dx, dy) < r) c += L * L;
+      }
+      return c;
+    };
     for (const [station, x, y] of placed) {
-      lifted.appendChild(s("text", { x, y: y + below, class: "piece-at", "data-station": station },
+      const w = halfW(station), below = r + 0.75 * L, side = r + w + 0.25 * L;
+      let best = null;
+      for (const [cx, cy] of [[x, y + below], [x, y - below], [x + side, y], [x - side, y]]) {
+        const c = cost(cx, cy, w);
+        if (!best || c < best[2]) best = [cx, cy, c];
+        if (c === 0) break;
+      }
+      boxes.push([best[0], best[1], w]);
+      lifted.appendChild(s("text", { x: best[0], y: best[1], class: "piece-at", "data-station": station },
         String(station)));
     }
     for (const [id, [x, y]] of pos) {
