@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.host.browser_helpers import severe_logs
-from tests.host.test_web_seat import Server, _free_port, start, state, wait
+from tests.host.play_serving import Server, free_port, start, state, wait
 
 pytestmark = pytest.mark.xdist_group("browser")
 RECORD_WEBSOCKETS = True
@@ -40,7 +40,7 @@ def _move_seconds(text: str) -> int:
 @pytest.fixture
 def thinker(tmp_path: Path) -> Iterator[Server]:
     """A server whose one house bot thinks three seconds a move (no house games)."""
-    server = Server(tmp_path, _free_port(), [THINKER], ("--house-rate", "0"))
+    server = Server(tmp_path, free_port(), [THINKER], ("--house-rate", "0"))
     server.start()
     try:
         yield server

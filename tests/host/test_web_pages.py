@@ -14,9 +14,6 @@ from urllib.parse import quote
 
 import pytest
 
-from db.store import Database
-from protocol import StartMatch, TimeControl
-from server.admin import AdminClient
 from tests.host.browser_helpers import (
     DESKTOP,
     FIT,
@@ -34,9 +31,7 @@ from tests.host.web_helpers import (
     TEAM,
     XSS,
     get_json,
-    hello,
-    play_turns,
-    running_server,
+    live_grid5_game,
 )
 
 pytestmark = pytest.mark.xdist_group("browser")
@@ -340,27 +335,16 @@ async def test_live_page_shows_the_moves_from_move_1(driver: Any, tmp_path: Path
     """Item 19: the live page opened mid-game lists every move from turn 1 (it began at
     the turn it was opened at), Mister X's as tickets with stations on reveal moves only,
     then each new move as it is played."""
-    url = f"sqlite:///{tmp_path / 'live.db'}"
-    Database.connect(url).close()
-    async with running_server(url) as (served, _app, base):
-        ws_url = base.replace("http://", "ws://").rstrip("/")
-        x, d = await hello(ws_url, "x"), await hello(ws_url, "d")
-        try:
-            async with AdminClient(ws_url, served.admin_token) as admin:
-                game = await admin.start_match(StartMatch(
-                    "grid5", "x", ["d"], 11, None, TimeControl(120.0, 0.0)))
-                await play_turns(game, x, d, 12)  # Mister X's 4 moves, the detectives' 8
-                await load(driver, base, f"#/live/{game}")
-                rows = await run(js, driver, """
-                    return [...document.querySelectorAll('.turns tbody tr')]
-                      .map(tr => [...tr.children].map(td => td.textContent));""")
-                assert [int(r[0]) for r in rows] == list(range(12, 0, -1))
-                mrx = [r[2] for r in reversed(rows) if r[1] == "Mister X"]
-                assert len(mrx) == 4 and [":" in m for m in mrx] == [False, False, True, False]
-                await play_turns(game, x, d, 1)
-                await wait_for(driver, lambda dr: dr.find_elements(
-                    "css selector", ".turns tbody tr[data-turn='13']"), "turn 13 listed")
-                assert not await run(severe_logs, driver)
-        finally:
-            await x.close()
-            await d.close()
+    # Mister X's 4 moves, the detectives' 8.
+    async with live_grid5_game(tmp_path, 12) as live:
+        await load(driver, live.base, f"#/live/{live.game}")
+        rows = await run(js, driver, """
+            return [...document.querySelectorAll('.turns tbody tr')]
+              .map(tr => [...tr.children].map(td => td.textContent));""")
+        assert [int(r[0]) for r in rows] == list(range(12, 0, -1))
+        mrx = [r[2] for r in reversed(rows) if r[1] == "Mister X"]
+        assert len(mrx) == 4 and [":" in m for m in mrx] == [False, False, True, False]
+        await live.play(1)
+        await wait_for(driver, lambda dr: dr.find_elements(
+            "css selector", ".turns tbody tr[data-turn='13']"), "turn 13 listed")
+        assert not await run(severe_logs, driver)

@@ -15,9 +15,6 @@ from typing import Any
 
 import pytest
 
-from db.store import Database
-from protocol import StartMatch, TimeControl
-from server.admin import AdminClient
 from tests.host.browser_helpers import (
     DESKTOP,
     FIT,
@@ -31,7 +28,7 @@ from tests.host.browser_helpers import (
     wait_for,
 )
 from tests.host.test_web_pages import visit_routes
-from tests.host.web_helpers import CLASSIC_GAME, hello, play_turns, running_server
+from tests.host.web_helpers import CLASSIC_GAME, live_grid5_game
 
 pytestmark = pytest.mark.xdist_group("browser")
 
@@ -152,24 +149,10 @@ async def test_replay_controls_stay_in_view_on_a_phone(phone: Any, site: Site) -
 async def test_live_game_fits_a_phone(phone: Any, tmp_path: Path) -> None:
     """A running game's page at 390x844: the board, the tickets panel (grid5 counts none),
     no sideways scroll."""
-    url = f"sqlite:///{tmp_path / 'live.db'}"
-    Database.connect(url).close()
-    async with running_server(url) as (served, _app, base):
-        ws_url = base.replace("http://", "ws://").rstrip("/")
-        x, d = await hello(ws_url, "x"), await hello(ws_url, "d")
-        try:
-            async with AdminClient(ws_url, served.admin_token) as admin:
-                game = await admin.start_match(StartMatch(
-                    "grid5", "x", ["d"], 11, None, TimeControl(120.0, 0.0)))
-                await play_turns(game, x, d, 6)
-                await load(phone, base, f"#/live/{game}")
-                await wait_for(phone, lambda dr: dr.execute_script(
-                    "return document.querySelector('svg.board').getAttribute('data-scale')"),
-                               "board")
-                assert_fits(await run(js, phone, FIT), "live")
-                tickets = await run(js, phone, "return document.getElementById('tickets')"
-                                               ".textContent")
-                assert tickets == "Tickets are not counted in this ruleset."  # grid5
-        finally:
-            await x.close()
-            await d.close()
+    async with live_grid5_game(tmp_path, 6) as live:
+        await load(phone, live.base, f"#/live/{live.game}")
+        await wait_for(phone, lambda dr: dr.execute_script(
+            "return document.querySelector('svg.board').getAttribute('data-scale')"), "board")
+        assert_fits(await run(js, phone, FIT), "live")
+        tickets = await run(js, phone, "return document.getElementById('tickets').textContent")
+        assert tickets == "Tickets are not counted in this ruleset."  # grid5

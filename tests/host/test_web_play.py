@@ -12,13 +12,10 @@ the group's (:mod:`browser_helpers`)."""
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +33,7 @@ from tests.host.browser_helpers import (
     severe_logs,
     shoot,
 )
+from tests.host.play_serving import get_json, until
 from tournament.processes import yard_argv
 
 pytestmark = pytest.mark.xdist_group("browser")
@@ -106,35 +104,6 @@ class Served:
     db: Path
 
 
-def _get(url: str) -> Any:
-    """GET a JSON answer; a 503 (busy while games are played, ratings being computed) is
-    asked again after its Retry-After."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=30) as reply:
-                return json.load(reply)
-        except urllib.error.HTTPError as exc:
-            if exc.code != 503:
-                raise
-            time.sleep(float(exc.headers.get("Retry-After") or 1))  # what the server asks
-    raise AssertionError(f"{url} stayed busy for 120 s")
-
-
-def _until(check: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
-    """Poll ``check`` (outside the browser) until it answers something truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            found = check()
-        except OSError:
-            found = None
-        if found:
-            return found
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """``yard serve --ladder grid5,classic,stranded.toml --house random``: up, with random
@@ -154,14 +123,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             assert proc.poll() is None, (folder / "server.log").read_text()[-3000:]
             return ready.read_text().strip() if ready.exists() else None
 
-        base = _until(up, "the server's ready file", 60).replace("ws://", "http://") + "/"
+        base = until(up, "the server's ready file", 60).replace("ws://", "http://") + "/"
 
         def connected() -> bool:
-            ladders = _get(f"{base}api/ladder")["ladders"]
+            ladders = get_json(f"{base}api/ladder")["ladders"]
             return all(any(r["name"] == "random" and r["connected"] for r in ladders.get(rules, []))
                        for rules in ("grid5", "classic"))
 
-        _until(connected, "random on the ladder", 60)
+        until(connected, "random on the ladder", 60)
         yield Served(base, folder / "yard.db")
     finally:
         proc.terminate()
@@ -262,7 +231,7 @@ def stored_game(driver: Any, base: str) -> dict[str, Any]:
     game = driver.find_element("id", "play-view").get_attribute("data-game")
     href = driver.find_element("id", "replay-link").get_attribute("href")
     assert href.endswith(f"#/games/{game}?move=end&view=all"), href
-    return dict(_get(f"{base}api/games/{game}?perspective=all"))
+    return dict(get_json(f"{base}api/games/{game}?perspective=all"))
 
 
 def moves_of(record: dict[str, Any], mine: Callable[[str], bool]) -> list[str]:
@@ -535,7 +504,7 @@ def test_a_name_is_claimed_kept_by_the_browser_and_guests_play_unrated(
         start(driver, served.base, "zoe", "grid5", "mrx", guest=True)
         record = resign(driver, served.base)
         assert record["players"]["mrx"] == "guest:zoe"
-        assert "guest:zoe" not in {r["name"] for r in _get(
+        assert "guest:zoe" not in {r["name"] for r in get_json(
             f"{served.base}api/ladder")["people"].get("grid5", [])}
     finally:
         driver.execute_script("localStorage.removeItem('yard.play.guest')")
@@ -560,7 +529,7 @@ return {said: text.split(error.message).length - 1,
 
 def _people(base: str) -> set[str]:
     """The people in the Play page's grid5 pool (/api/ladder)."""
-    rows = _get(f"{base}api/ladder")["people"].get("grid5") or []
+    rows = get_json(f"{base}api/ladder")["people"].get("grid5") or []
     return {str(r["name"]) for r in rows if str(r["name"]).startswith("human:")}
 
 
@@ -578,7 +547,7 @@ def test_ladder_and_bot_pages(driver: Any, served: Served) -> None:
         wait(driver, lambda d: d.find_elements("css selector", "#play-view[data-state='over']"),
              "the end")
         stored_game(driver, served.base)
-        people_played = _until(lambda: _people(served.base), "dave in the people's pool")
+        people_played = until(lambda: _people(served.base), "dave in the people's pool")
     # Six games with random (three pairs), then the bot leaves: no games played on in the
     # background while the pages are looked at.
     log = (served.db.parent / "bot.log").open("wb")
@@ -589,10 +558,10 @@ def test_ladder_and_bot_pages(driver: Any, served: Served) -> None:
     try:
         def stored() -> bool:  # the bot page reads the stored games, written a moment
             # after the live ladder rates them (group commits)
-            page = _get(f"{served.base}api/ladder/grid5/bots/random")
+            page = get_json(f"{served.base}api/ladder/grid5/bots/random")
             return len(page["history"]) >= 6
 
-        _until(stored, "six stored ladder games of random", 120)
+        until(stored, "six stored ladder games of random", 120)
         driver.get(f"{served.base}?load={time.monotonic_ns()}#/ladder")
         wait(driver, lambda d: len(d.find_elements(
             "css selector", "table.ladder[data-ruleset='grid5'] tbody tr")) == 2, "two bots")
@@ -612,7 +581,7 @@ def test_ladder_and_bot_pages(driver: Any, served: Served) -> None:
         wait(driver, lambda d: d.find_elements("css selector", "table.leaderboard tbody tr"),
              "the Elo leaderboard of ladder-grid5")
 
-        page = _get(f"{served.base}api/ladder/grid5/bots/random")
+        page = get_json(f"{served.base}api/ladder/grid5/bots/random")
         driver.get(f"{served.base}?load={time.monotonic_ns()}#/ladder/grid5/bots/random")
         wait(driver, lambda d: d.find_elements("css selector", "#rating-plot"), "the plot")
         points = driver.execute_script(

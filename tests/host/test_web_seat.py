@@ -11,134 +11,38 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import secrets
 import signal
-import socket
 import sqlite3
-import subprocess
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests import SCALE
-from tests.host.browser_helpers import WAIT_S, severe_logs
-from tournament.processes import yard_argv
+from tests.host.browser_helpers import severe_logs
+from tests.host.play_serving import (
+    Server,
+    free_port,
+    get_json,
+    start,
+    state,
+    states,
+    until,
+    wait,
+)
 
 pytestmark = pytest.mark.xdist_group("browser")
 RECORD_WEBSOCKETS = True
 
-ROOT = Path(__file__).resolve().parents[2]
 #: Two house bots whose games take a few seconds (a move every 0.2 s), and two quick ones.
 SLOW = ["tests/host/slow_bot.py:Slow:delay=0.2", "tests/host/slow_bot.py:Slow:delay=0.25"]
 HOUSE = ["random", "greedy", *SLOW]
 
 
-def _get(url: str) -> Any:
-    for _ in range(20):
-        try:
-            with urllib.request.urlopen(url, timeout=10) as reply:
-                return json.load(reply)
-        except urllib.error.HTTPError as exc:
-            if exc.code != 503:
-                raise
-            time.sleep(float(exc.headers.get("Retry-After") or 1))
-    raise AssertionError(f"{url} stayed busy")
-
-
-def _until(check: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
-    deadline = time.monotonic() + timeout * SCALE
-    while True:
-        try:
-            found = check()
-        except OSError:
-            found = None
-        if found:
-            return found
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class Server:
-    """A ``yard serve --ladder grid5`` process (in a process group of its own, with its
-    house bots) on a fixed port and database."""
-
-    folder: Path
-    port: int
-    house: list[str]
-    extra: tuple[str, ...] = ()
-    proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}/"
-
-    @property
-    def db(self) -> Path:
-        return self.folder / "yard.db"
-
-    def start(self) -> None:
-        ready = self.folder / "ready"
-        ready.unlink(missing_ok=True)
-        args = ["serve", "--port", str(self.port), "--db", f"sqlite:///{self.db}",
-                "--ladder", "grid5", "--ready-file", str(ready),
-                "--admin-token-file", str(self.folder / "admin"), *self.extra]
-        for spec in self.house:
-            args += ["--house", spec]
-        with (self.folder / "server.log").open("ab") as log:
-            self.proc = subprocess.Popen(
-                yard_argv(*args), stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-                start_new_session=True,
-                env={**os.environ, "YARD_ADMIN_TOKEN": secrets.token_urlsafe(24),
-                     "PYTHONPATH": str(ROOT)})
-
-        def up() -> bool:
-            assert self.proc is not None and self.proc.poll() is None, \
-                (self.folder / "server.log").read_text()[-3000:]
-            return ready.exists()
-
-        _until(up, "the server's ready file", 60)
-
-        def connected() -> bool:
-            rows = _get(f"{self.base}api/ladder")["ladders"].get("grid5", [])
-            return {r["name"] for r in rows if r["connected"]} >= set(self.house)
-
-        _until(connected, "the house bots on the ladder", 120)
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        """Stop the server: SIGTERM (it stops its house bots and stores its games), or
-        SIGKILL to its whole process group (a crash: nothing stored, bots gone too)."""
-        proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        if sig == signal.SIGKILL:
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            proc.send_signal(sig)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
 @pytest.fixture(scope="module")
 def busy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """Four house bots with one slot each, playing each other as often as they can."""
-    server = Server(tmp_path_factory.mktemp("busy"), _free_port(), HOUSE,
+    server = Server(tmp_path_factory.mktemp("busy"), free_port(), HOUSE,
                     ("--house-games", "1", "--house-rate", "6000", "--move-time", "5"))
     server.start()
     try:
@@ -150,70 +54,12 @@ def busy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 @pytest.fixture
 def lone(tmp_path: Path) -> Iterator[Server]:
     """A server with one quick house bot, to be stopped and started again by the test."""
-    server = Server(tmp_path, _free_port(), ["random"])
+    server = Server(tmp_path, free_port(), ["random"])
     server.start()
     try:
         yield server
     finally:
         server.stop(signal.SIGKILL)
-
-
-def wait(driver: Any, check: Callable[[Any], Any], what: str, timeout: float = WAIT_S
-         ) -> Any:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, timeout * SCALE, poll_frequency=0.05).until(check, what)
-
-
-def state(driver: Any) -> dict[str, Any] | None:
-    return driver.execute_script("""
-const root = document.getElementById('play-view');
-if (!root) return null;
-return {state: root.getAttribute('data-state'), game: root.getAttribute('data-game'),
-        place: root.getAttribute('data-place'), turn: root.getAttribute('data-turn'),
-        connected: root.getAttribute('data-connected'),
-        legal: document.querySelectorAll('.station.legal').length,
-        resign: !document.getElementById('resign').hidden,
-        status: document.getElementById('play-status').textContent};""")
-
-
-#: Records every state the Play page takes from now on in ``window.__states`` (the value
-#: before each change of ``data-state``): a state that lasts less than a poll is seen too.
-STATES = """
-window.__states = [];
-new MutationObserver((records) => {
-  for (const r of records) window.__states.push(r.oldValue);
-}).observe(document.body, {subtree: true, attributes: true, attributeOldValue: true,
-                           attributeFilter: ['data-state']});
-"""
-
-
-def states(driver: Any) -> list[str]:
-    """The states the Play page took since Play was pressed, in order, the present last."""
-    return [s for s in driver.execute_script(
-        "const v = document.getElementById('play-view');"
-        "return [...window.__states, v && v.getAttribute('data-state')]") if s]
-
-
-def start(driver: Any, base: str, name: str, opponent: str, side: str = "detectives"
-          ) -> None:
-    """Fill in the Play form and press Play (the game may start or queue)."""
-    from selenium.webdriver.support.ui import Select
-
-    driver.get(f"{base}?load={time.monotonic_ns()}#/play")
-    wait(driver, lambda d: d.execute_script(
-        "return document.body.getAttribute('data-ready') !== null && "
-        "!document.getElementById('play-start').disabled"), "the Play form")
-    box = driver.find_element("id", "play-name")
-    box.clear()
-    box.send_keys(name)
-    Select(driver.find_element("id", "play-rules")).select_by_value("grid5")
-    Select(driver.find_element("id", "play-side")).select_by_value(side)
-    wait(driver, lambda d: opponent in [o.get_attribute("value") for o in d.find_elements(
-        "css selector", "#play-opponent option")], f"{opponent} offered")
-    Select(driver.find_element("id", "play-opponent")).select_by_value(opponent)
-    driver.execute_script(STATES)
-    driver.find_element("id", "play-start").click()
 
 
 def my_turn(driver: Any) -> dict[str, Any]:
@@ -233,11 +79,12 @@ def test_with_four_busy_house_bots_a_person_queues_then_plays(driver: Any, busy:
     slow = SLOW[0]
 
     def playing(house: str) -> bool:
-        return any(house in g["players"].values() for g in _get(f"{busy.base}api/live")["games"])
+        return any(house in g["players"].values()
+                   for g in get_json(f"{busy.base}api/live")["games"])
 
     for house in HOUSE:  # every house bot plays: the ladder keeps them all busy
-        _until(lambda house=house: playing(house), f"{house} in a ladder game")  # type: ignore[misc]
-    _until(lambda: playing(slow), "the slow bot in a ladder game")
+        until(lambda house=house: playing(house), f"{house} in a ladder game")  # type: ignore[misc]
+    until(lambda: playing(slow), "the slow bot in a ladder game")
     start(driver, busy.base, "quinn", slow)
     first = wait(driver, lambda d: (s := state(d)) and s["state"] in ("queued", "playing")
                  and s, "a queue place or the game")

@@ -23,8 +23,10 @@ from game import Move, Ticket, from_text
 from game.rules import ruleset_from_dict
 from host.web.http import WebApp, web_url
 from host.writer import GameWriter
+from protocol import StartMatch, TimeControl
 from ratings.sprt import SprtSpec, evaluate
 from records import GameRecord
+from server.admin import AdminClient
 from server.app import MatchServer
 from server.config import ServerConfig
 from tournament.schedule import make_schedule, mrx_bot, team_members
@@ -199,3 +201,39 @@ async def play_turns(game: str, mrx: ClientConnection, detectives: ClientConnect
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+
+
+@dataclass
+class LiveGame:
+    """A grid5 game being played on a real server (:func:`live_grid5_game`)."""
+
+    base: str
+    game: str
+    mrx: ClientConnection
+    detectives: ClientConnection
+
+    async def play(self, turns: int) -> None:
+        """Answer its next ``turns`` turns (:func:`play_turns`)."""
+        await play_turns(self.game, self.mrx, self.detectives, turns)
+
+
+@asynccontextmanager
+async def live_grid5_game(folder: Path, turns: int) -> AsyncIterator[LiveGame]:
+    """A match server with the pages on a fresh database in ``folder``, running a grid5
+    game (seed 11, 120 s a move) between the clients ``x`` and ``d`` after ``turns``
+    turns of it."""
+    url = f"sqlite:///{folder / 'live.db'}"
+    Database.connect(url).close()
+    async with running_server(url) as (served, _app, base):
+        ws_url = base.replace("http://", "ws://").rstrip("/")
+        x, d = await hello(ws_url, "x"), await hello(ws_url, "d")
+        try:
+            async with AdminClient(ws_url, served.admin_token) as admin:
+                game = await admin.start_match(StartMatch(
+                    "grid5", "x", ["d"], 11, None, TimeControl(120.0, 0.0)))
+                live = LiveGame(base, game, x, d)
+                await live.play(turns)
+                yield live
+        finally:
+            await x.close()
+            await d.close()
